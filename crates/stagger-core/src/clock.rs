@@ -1,0 +1,188 @@
+//! Time, injected.
+//!
+//! Decision code never reads a clock: it receives `now` as a [`Timestamp`]. Drivers get `now`
+//! from a [`Clock`]: [`MonotonicClock`] in production, [`ManualClock`] in tests and simulations,
+//! where time moves only when the test says so. This module is the only place in the crate that
+//! reads the operating system's clock.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A point on a monotonic timeline: the time elapsed since the clock's origin.
+///
+/// Arithmetic saturates, so adding [`Duration::MAX`] to a timestamp is safe and gives the latest
+/// representable timestamp.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::clock::Timestamp;
+///
+/// let t = Timestamp::from_nanos(1_500);
+/// assert_eq!(t.saturating_add(Duration::MAX), Timestamp::MAX);
+/// assert_eq!(t.saturating_duration_since(Timestamp::from_nanos(2_000)), Duration::ZERO);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp(Duration);
+
+impl Timestamp {
+    /// The clock's origin.
+    pub const ZERO: Self = Self(Duration::ZERO);
+    /// The latest representable timestamp.
+    pub const MAX: Self = Self(Duration::MAX);
+
+    /// The timestamp `nanos` nanoseconds after the origin.
+    #[must_use]
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Self(Duration::from_nanos(nanos))
+    }
+
+    /// The timestamp `since_origin` after the origin.
+    #[must_use]
+    pub const fn from_duration(since_origin: Duration) -> Self {
+        Self(since_origin)
+    }
+
+    /// The time elapsed between the origin and this timestamp.
+    #[must_use]
+    pub const fn since_origin(self) -> Duration {
+        self.0
+    }
+
+    /// This timestamp moved `d` later, saturating at [`Timestamp::MAX`].
+    #[must_use]
+    pub const fn saturating_add(self, d: Duration) -> Self {
+        Self(self.0.saturating_add(d))
+    }
+
+    /// The time from `earlier` to `self`, or zero if `earlier` is later.
+    #[must_use]
+    pub const fn saturating_duration_since(self, earlier: Self) -> Duration {
+        self.0.saturating_sub(earlier.0)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t+{:?}", self.0)
+    }
+}
+
+/// A monotonic clock.
+///
+/// One method, shared by reference: a clock can be read from many threads at once.
+pub trait Clock {
+    /// The current time on this clock's timeline. It never goes backwards.
+    fn now(&self) -> Timestamp;
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now(&self) -> Timestamp {
+        (**self).now()
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for Arc<C> {
+    fn now(&self) -> Timestamp {
+        (**self).now()
+    }
+}
+
+/// The operating system's monotonic clock, with its origin at construction.
+#[derive(Clone, Copy, Debug)]
+pub struct MonotonicClock {
+    origin: Instant,
+}
+
+impl MonotonicClock {
+    /// A clock whose origin is now.
+    #[must_use]
+    pub fn new() -> Self {
+        #[allow(clippy::disallowed_methods)] // This module is the single wrapper of the OS clock.
+        let origin = Instant::now();
+        Self { origin }
+    }
+}
+
+impl Default for MonotonicClock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Clock for MonotonicClock {
+    fn now(&self) -> Timestamp {
+        Timestamp(self.origin.elapsed())
+    }
+}
+
+/// A clock that moves only when told to. Clones share the same time.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::clock::{Clock, ManualClock, Timestamp};
+///
+/// let clock = ManualClock::new();
+/// let view = clock.clone();
+/// clock.advance(Duration::from_millis(250));
+/// assert_eq!(view.now(), Timestamp::from_nanos(250_000_000));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct ManualClock {
+    nanos: Arc<AtomicU64>,
+}
+
+impl ManualClock {
+    /// A clock at its origin.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Moves the clock `d` forward, saturating at 2<sup>64</sup> - 1 nanoseconds (about 584
+    /// years).
+    pub fn advance(&self, d: Duration) {
+        let step = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        // A failed update is impossible: the closure always returns `Some`.
+        let _ = self
+            .nanos
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_add(step))
+            });
+    }
+
+    /// Moves the clock to `t` if `t` is later than the clock's time; a clock never goes back.
+    pub fn advance_to(&self, t: Timestamp) {
+        let target = u64::try_from(t.since_origin().as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_max(target, Ordering::AcqRel);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::from_nanos(self.nanos.load(Ordering::Acquire))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manual_clock_saturates_and_never_goes_back() {
+        let clock = ManualClock::new();
+        clock.advance(Duration::MAX);
+        assert_eq!(clock.now(), Timestamp::from_nanos(u64::MAX));
+        clock.advance_to(Timestamp::ZERO);
+        assert_eq!(clock.now(), Timestamp::from_nanos(u64::MAX));
+    }
+
+    #[test]
+    fn monotonic_clock_does_not_go_back() {
+        let clock = MonotonicClock::new();
+        let a = clock.now();
+        let b = clock.now();
+        assert!(b >= a);
+    }
+}

@@ -1,0 +1,180 @@
+//! Validation errors.
+//!
+//! Every invalid configuration is refused with a [`ConfigError`] that names the parameter and
+//! says what is allowed. Nothing in this crate panics on a user's parameters.
+
+use std::fmt;
+use std::time::Duration;
+
+/// A configuration that cannot be built, and why.
+///
+/// The message names the parameter and the allowed range, so that it can be shown to a user as
+/// it is. [`ConfigError::param`] gives the parameter's name on its own, for a caller (such as
+/// the CLI) that maps it back to the flag or field the user typed.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A number is NaN or infinite.
+    NotFinite {
+        /// The parameter's name.
+        param: &'static str,
+        /// The value given.
+        value: f64,
+    },
+    /// A number is outside its allowed range.
+    OutOfRange {
+        /// The parameter's name.
+        param: &'static str,
+        /// The value given.
+        value: f64,
+        /// The allowed range, in words.
+        allowed: &'static str,
+    },
+    /// `max_attempts` is zero. It counts the first attempt, so it is at least 1.
+    ZeroAttempts,
+    /// The cap is below the base delay.
+    CapBelowBase {
+        /// The base delay given.
+        base: Duration,
+        /// The cap given.
+        cap: Duration,
+    },
+    /// The parameter does not exist for this policy (a factor for `constant`, say).
+    NotApplicable {
+        /// The parameter's name.
+        param: &'static str,
+        /// The policy's catalog name.
+        policy: &'static str,
+    },
+    /// No policy in the catalog has this name.
+    UnknownPolicy(String),
+    /// No preset has this name.
+    UnknownPreset(String),
+    /// A schedule would list more retries than the limit. Lower `max_attempts`.
+    ScheduleTooLong {
+        /// The number of retries asked for.
+        retries: u32,
+        /// The most a schedule lists.
+        limit: u32,
+    },
+}
+
+impl ConfigError {
+    /// The name of the offending parameter, where there is one.
+    ///
+    /// ```
+    /// use stagger_core::PolicyConfig;
+    /// use stagger_core::policy::ExponentialSubtractiveJitter;
+    ///
+    /// let err = ExponentialSubtractiveJitter::new().with_jitter(1.5).validate().unwrap_err();
+    /// assert_eq!(err.param(), Some("jitter"));
+    /// assert_eq!(err.to_string(), "jitter must be in [0, 1] (0 turns jitter off), got 1.5");
+    /// ```
+    #[must_use]
+    pub fn param(&self) -> Option<&'static str> {
+        match self {
+            Self::NotFinite { param, .. }
+            | Self::OutOfRange { param, .. }
+            | Self::NotApplicable { param, .. } => Some(param),
+            Self::ZeroAttempts | Self::ScheduleTooLong { .. } => Some("max_attempts"),
+            Self::CapBelowBase { .. } => Some("cap"),
+            Self::UnknownPolicy(_) => Some("policy"),
+            Self::UnknownPreset(_) => Some("preset"),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotFinite { param, value } => {
+                write!(f, "{param} must be a finite number, got {value}")
+            }
+            Self::OutOfRange {
+                param,
+                value,
+                allowed,
+            } => write!(f, "{param} must be {allowed}, got {value}"),
+            Self::ZeroAttempts => write!(
+                f,
+                "max_attempts must be at least 1 (it counts the first attempt), got 0"
+            ),
+            Self::CapBelowBase { base, cap } => {
+                write!(f, "cap ({cap:?}) must be at least base ({base:?})")
+            }
+            Self::NotApplicable { param, policy } => {
+                write!(f, "{param} does not apply to the {policy} policy")
+            }
+            Self::UnknownPolicy(name) => write!(
+                f,
+                "unknown policy `{name}`; the catalog has: {}",
+                crate::policy::PolicyKind::names().join(", ")
+            ),
+            Self::UnknownPreset(name) => write!(
+                f,
+                "unknown preset `{name}`; the presets are: {}",
+                crate::preset::Preset::names().join(", ")
+            ),
+            Self::ScheduleTooLong { retries, limit } => write!(
+                f,
+                "max_attempts asks for {retries} retries; a schedule lists at most {limit}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Checks that a multiplier is finite and positive.
+pub(crate) fn check_factor(param: &'static str, value: f64) -> Result<(), ConfigError> {
+    check_finite(param, value)?;
+    if value > 0.0 {
+        Ok(())
+    } else {
+        Err(ConfigError::OutOfRange {
+            param,
+            value,
+            allowed: "greater than 0",
+        })
+    }
+}
+
+/// Checks that a jitter fraction is finite and in `[0, 1]`, 0 meaning off.
+pub(crate) fn check_jitter(param: &'static str, value: f64) -> Result<(), ConfigError> {
+    check_finite(param, value)?;
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(ConfigError::OutOfRange {
+            param,
+            value,
+            allowed: "in [0, 1] (0 turns jitter off)",
+        })
+    }
+}
+
+/// Checks that `max_attempts` counts at least the first attempt.
+pub(crate) fn check_attempts(max_attempts: u32) -> Result<(), ConfigError> {
+    if max_attempts == 0 {
+        Err(ConfigError::ZeroAttempts)
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks that `cap >= base`.
+pub(crate) fn check_cap(base: Duration, cap: Duration) -> Result<(), ConfigError> {
+    if cap < base {
+        Err(ConfigError::CapBelowBase { base, cap })
+    } else {
+        Ok(())
+    }
+}
+
+fn check_finite(param: &'static str, value: f64) -> Result<(), ConfigError> {
+    if value.is_finite() {
+        Ok(())
+    } else {
+        Err(ConfigError::NotFinite { param, value })
+    }
+}

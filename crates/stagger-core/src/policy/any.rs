@@ -1,0 +1,241 @@
+//! Any policy of the catalog, chosen at run time by name.
+
+use std::time::Duration;
+
+use super::{
+    Bounds, CurvePolicy, DecorrelatedJitter, DecorrelatedJitterPolicy, DecorrelatedJitterV2,
+    DecorrelatedJitterV2Policy, Exponential, ExponentialEqualJitter, ExponentialFullJitter,
+    ExponentialProportionalJitter, ExponentialSubtractiveJitter, Immediate, Linear, NoRetry,
+    Param, Policy, PolicyConfig, PolicyKind, constant::Constant,
+    exponential::NoJitter, exponential_equal_jitter::EqualJitter,
+    exponential_full_jitter::FullJitter, exponential_proportional_jitter::ProportionalJitter,
+    exponential_subtractive_jitter::SubtractiveJitter,
+};
+use crate::error::ConfigError;
+use crate::failure::Failure;
+use crate::rng::Rng;
+
+/// Applies `$body` to the configuration inside any variant of an enum over the catalog,
+/// rewrapping the result with `$wrap` when it is given.
+macro_rules! each_policy {
+    ($enum:ident, $value:expr, $inner:ident => $body:expr) => {
+        match $value {
+            $enum::Constant($inner) => $body,
+            $enum::Linear($inner) => $body,
+            $enum::Exponential($inner) => $body,
+            $enum::ExponentialFullJitter($inner) => $body,
+            $enum::ExponentialEqualJitter($inner) => $body,
+            $enum::DecorrelatedJitter($inner) => $body,
+            $enum::DecorrelatedJitterV2($inner) => $body,
+            $enum::ExponentialSubtractiveJitter($inner) => $body,
+            $enum::ExponentialProportionalJitter($inner) => $body,
+            $enum::Immediate($inner) => $body,
+            $enum::NoRetry($inner) => $body,
+        }
+    };
+    ($enum:ident, $value:expr, $inner:ident => $body:expr, wrap $out:ident) => {
+        match $value {
+            $enum::Constant($inner) => $out::Constant($body),
+            $enum::Linear($inner) => $out::Linear($body),
+            $enum::Exponential($inner) => $out::Exponential($body),
+            $enum::ExponentialFullJitter($inner) => $out::ExponentialFullJitter($body),
+            $enum::ExponentialEqualJitter($inner) => $out::ExponentialEqualJitter($body),
+            $enum::DecorrelatedJitter($inner) => $out::DecorrelatedJitter($body),
+            $enum::DecorrelatedJitterV2($inner) => $out::DecorrelatedJitterV2($body),
+            $enum::ExponentialSubtractiveJitter($inner) => {
+                $out::ExponentialSubtractiveJitter($body)
+            }
+            $enum::ExponentialProportionalJitter($inner) => {
+                $out::ExponentialProportionalJitter($body)
+            }
+            $enum::Immediate($inner) => $out::Immediate($body),
+            $enum::NoRetry($inner) => $out::NoRetry($body),
+        }
+    };
+}
+
+/// The configuration of any policy in the catalog.
+///
+/// Use it where the policy is chosen at run time: from a name, a preset, a command line or a
+/// configuration file. Parameters are changed with [`set`](AnyConfig::set), which refuses a
+/// parameter the policy does not have.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::{AnyConfig, Param, PolicyKind};
+///
+/// let config = AnyConfig::from(PolicyKind::ExponentialFullJitter)
+///     .set(Param::Base(Duration::from_millis(50)))?
+///     .set(Param::MaxAttempts(4))?;
+/// config.validate()?;
+/// assert_eq!(config.max_attempts(), 4);
+/// assert_eq!(config.bounds(3).max, Duration::from_millis(200));
+///
+/// let refused = AnyConfig::from(PolicyKind::Constant).set(Param::Factor(3.0));
+/// assert_eq!(
+///     refused.unwrap_err().to_string(),
+///     "factor does not apply to the constant policy"
+/// );
+/// # Ok::<(), stagger_core::ConfigError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+#[allow(missing_docs)] // Each variant is the policy of the same name.
+pub enum AnyConfig {
+    Constant(Constant),
+    Linear(Linear),
+    Exponential(Exponential),
+    ExponentialFullJitter(ExponentialFullJitter),
+    ExponentialEqualJitter(ExponentialEqualJitter),
+    DecorrelatedJitter(DecorrelatedJitter),
+    DecorrelatedJitterV2(DecorrelatedJitterV2),
+    ExponentialSubtractiveJitter(ExponentialSubtractiveJitter),
+    ExponentialProportionalJitter(ExponentialProportionalJitter),
+    Immediate(Immediate),
+    NoRetry(NoRetry),
+}
+
+/// A running policy of any kind in the catalog, built from an [`AnyConfig`].
+#[derive(Debug)]
+#[non_exhaustive]
+#[allow(missing_docs)] // Each variant is the running policy of the same name.
+pub enum AnyPolicy<R> {
+    Constant(Constant),
+    Linear(Linear),
+    Exponential(CurvePolicy<NoJitter, R>),
+    ExponentialFullJitter(CurvePolicy<FullJitter, R>),
+    ExponentialEqualJitter(CurvePolicy<EqualJitter, R>),
+    DecorrelatedJitter(DecorrelatedJitterPolicy<R>),
+    DecorrelatedJitterV2(DecorrelatedJitterV2Policy<R>),
+    ExponentialSubtractiveJitter(CurvePolicy<SubtractiveJitter, R>),
+    ExponentialProportionalJitter(CurvePolicy<ProportionalJitter, R>),
+    Immediate(Immediate),
+    NoRetry(NoRetry),
+}
+
+impl AnyConfig {
+    /// The policy's entry in the catalog.
+    #[must_use]
+    pub fn kind(&self) -> PolicyKind {
+        fn kind_of<C: PolicyConfig>(_: &C) -> PolicyKind {
+            C::KIND
+        }
+        each_policy!(Self, self, c => kind_of(c))
+    }
+
+    /// The most attempts, counting the first.
+    #[must_use]
+    pub fn max_attempts(&self) -> u32 {
+        each_policy!(Self, self, c => c.max_attempts())
+    }
+
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the first invalid parameter and its allowed range.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        each_policy!(Self, self, c => c.validate())
+    }
+
+    /// The band the delay before retry `retry` (1-based) falls in.
+    #[must_use]
+    pub fn bounds(&self, retry: u32) -> Bounds {
+        each_policy!(Self, self, c => c.bounds(retry))
+    }
+
+    /// A tighter band for the sum of the first `retries` delays, where the policy knows one.
+    #[must_use]
+    pub fn window_bounds(&self, retries: u32) -> Option<Bounds> {
+        each_policy!(Self, self, c => c.window_bounds(retries))
+    }
+
+    /// This configuration with one parameter changed.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::NotApplicable`] if the policy has no such parameter.
+    pub fn set(self, param: Param) -> Result<Self, ConfigError> {
+        Ok(each_policy!(Self, self, c => c.set(param)?, wrap Self))
+    }
+
+    /// Checks the configuration and builds a running policy that draws from `rng`.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](AnyConfig::validate).
+    pub fn build<R: Rng>(self, rng: R) -> Result<AnyPolicy<R>, ConfigError> {
+        Ok(each_policy!(Self, self, c => c.build(rng)?, wrap AnyPolicy))
+    }
+}
+
+impl From<PolicyKind> for AnyConfig {
+    /// The policy's default configuration.
+    fn from(kind: PolicyKind) -> Self {
+        match kind {
+            PolicyKind::Constant => Self::Constant(Constant::new()),
+            PolicyKind::Linear => Self::Linear(Linear::new()),
+            PolicyKind::Exponential => Self::Exponential(Exponential::new()),
+            PolicyKind::ExponentialFullJitter => {
+                Self::ExponentialFullJitter(ExponentialFullJitter::new())
+            }
+            PolicyKind::ExponentialEqualJitter => {
+                Self::ExponentialEqualJitter(ExponentialEqualJitter::new())
+            }
+            PolicyKind::DecorrelatedJitter => Self::DecorrelatedJitter(DecorrelatedJitter::new()),
+            PolicyKind::DecorrelatedJitterV2 => {
+                Self::DecorrelatedJitterV2(DecorrelatedJitterV2::new())
+            }
+            PolicyKind::ExponentialSubtractiveJitter => {
+                Self::ExponentialSubtractiveJitter(ExponentialSubtractiveJitter::new())
+            }
+            PolicyKind::ExponentialProportionalJitter => {
+                Self::ExponentialProportionalJitter(ExponentialProportionalJitter::new())
+            }
+            PolicyKind::Immediate => Self::Immediate(Immediate::new()),
+            PolicyKind::NoRetry => Self::NoRetry(NoRetry::new()),
+        }
+    }
+}
+
+macro_rules! from_config {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        $(
+            impl From<$ty> for AnyConfig {
+                fn from(config: $ty) -> Self {
+                    Self::$variant(config)
+                }
+            }
+        )*
+    };
+}
+
+from_config!(
+    Constant(Constant),
+    Linear(Linear),
+    Exponential(Exponential),
+    ExponentialFullJitter(ExponentialFullJitter),
+    ExponentialEqualJitter(ExponentialEqualJitter),
+    DecorrelatedJitter(DecorrelatedJitter),
+    DecorrelatedJitterV2(DecorrelatedJitterV2),
+    ExponentialSubtractiveJitter(ExponentialSubtractiveJitter),
+    ExponentialProportionalJitter(ExponentialProportionalJitter),
+    Immediate(Immediate),
+    NoRetry(NoRetry),
+);
+
+impl std::str::FromStr for AnyConfig {
+    type Err = ConfigError;
+
+    /// The default configuration of the policy with this catalog name.
+    fn from_str(name: &str) -> Result<Self, ConfigError> {
+        name.parse::<PolicyKind>().map(Self::from)
+    }
+}
+
+impl<R: Rng> Policy for AnyPolicy<R> {
+    #[inline]
+    fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
+        each_policy!(Self, self, p => p.next_delay(attempt, failure))
+    }
+}

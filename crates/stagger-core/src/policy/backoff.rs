@@ -1,0 +1,240 @@
+//! The exponential family: one capped curve, `min(cap, base * factor^(n-1))`, and a choice of
+//! how to spread each delay around it.
+//!
+//! [`Exponential`](super::Exponential), [`ExponentialFullJitter`](super::ExponentialFullJitter),
+//! [`ExponentialEqualJitter`](super::ExponentialEqualJitter),
+//! [`ExponentialSubtractiveJitter`](super::ExponentialSubtractiveJitter) and
+//! [`ExponentialProportionalJitter`](super::ExponentialProportionalJitter) are all a
+//! [`Backoff`] with a different [`Spread`]. They share their parameters, their validation and
+//! their running type, [`CurvePolicy`]; each policy's file holds only its spread, its defaults
+//! and its page.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::curve::{Curve, clamp_to_duration, nanos};
+use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
+use crate::error::{self, ConfigError};
+use crate::failure::Failure;
+use crate::rng::Rng;
+
+/// How a policy of the exponential family spreads a delay around the curve's ceiling `v`.
+///
+/// The trait is sealed: the catalog's spreads are the ones this crate implements.
+pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
+    /// The policy's entry in the catalog.
+    const KIND: PolicyKind;
+
+    /// The policy's default configuration.
+    const DEFAULT: Backoff<Self>;
+
+    /// Whether [`spread`](Spread::spread) uses its draw. A policy that does not never touches
+    /// its generator.
+    const DRAWS: bool;
+
+    /// Whether a spread delay may exceed the cap (proportional jitter multiplies after capping).
+    const MAY_EXCEED_CAP: bool = false;
+
+    /// The delay in nanoseconds for ceiling `v` (nanoseconds) and a uniform draw `u` in `[0, 1)`.
+    ///
+    /// It is non-decreasing in `u`, so `u = 0` and `u = 1` give the ends of the band.
+    fn spread(&self, v: f64, u: f64) -> f64;
+
+    /// Checks the spread's own parameter, if it has one.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] for an out-of-range jitter fraction.
+    fn validate(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    /// This spread with its jitter fraction changed, or `None` if it has none.
+    fn with_jitter(self, jitter: f64) -> Option<Self> {
+        let _ = jitter;
+        None
+    }
+}
+
+pub(crate) mod private {
+    /// Keeps [`Spread`](super::Spread) implementable only by this crate.
+    pub trait Sealed {}
+}
+
+/// The configuration of an exponential-family policy: the curve's parameters and the spread.
+///
+/// Use it through the catalog's names, such as
+/// [`ExponentialFullJitter`](super::ExponentialFullJitter).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Backoff<S> {
+    pub(crate) base: Duration,
+    pub(crate) cap: Duration,
+    pub(crate) factor: f64,
+    pub(crate) max_attempts: u32,
+    pub(crate) spread: S,
+}
+
+impl<S: Spread> Backoff<S> {
+    /// The policy's defaults, as its page lists them.
+    #[must_use]
+    pub const fn new() -> Self {
+        S::DEFAULT
+    }
+
+    /// Sets the ceiling before the first retry. Zero is allowed: every delay is then zero.
+    #[must_use]
+    pub const fn with_base(mut self, base: Duration) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// Sets the cap on the ceiling. It must be at least `base`.
+    #[must_use]
+    pub const fn with_cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// Sets the growth of the ceiling per retry. It must be finite and above 0.
+    #[must_use]
+    pub const fn with_factor(mut self, factor: f64) -> Self {
+        self.factor = factor;
+        self
+    }
+
+    /// Sets the most attempts, counting the first. It must be at least 1.
+    #[must_use]
+    pub const fn with_max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = max_attempts;
+        self
+    }
+
+    /// The ceiling before the first retry.
+    #[must_use]
+    pub const fn base(&self) -> Duration {
+        self.base
+    }
+
+    /// The cap on the ceiling.
+    #[must_use]
+    pub const fn cap(&self) -> Duration {
+        self.cap
+    }
+
+    /// The growth of the ceiling per retry.
+    #[must_use]
+    pub const fn factor(&self) -> f64 {
+        self.factor
+    }
+
+    /// The spread and its parameter.
+    #[must_use]
+    pub const fn spread(&self) -> S {
+        self.spread
+    }
+
+    fn curve(&self) -> Curve {
+        Curve::new(self.base, self.factor, self.cap)
+    }
+}
+
+impl<S: Spread> Default for Backoff<S> {
+    fn default() -> Self {
+        S::DEFAULT
+    }
+}
+
+impl<S: Spread> PolicyConfig for Backoff<S> {
+    type Policy<R: Rng> = CurvePolicy<S, R>;
+    const KIND: PolicyKind = S::KIND;
+
+    fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        error::check_cap(self.base, self.cap)?;
+        error::check_factor("factor", self.factor)?;
+        self.spread.validate()?;
+        error::check_attempts(self.max_attempts)
+    }
+
+    fn build<R: Rng>(self, rng: R) -> Result<CurvePolicy<S, R>, ConfigError> {
+        self.validate()?;
+        Ok(CurvePolicy::new(self.curve(), self.max_attempts, self.spread, rng))
+    }
+
+    fn bounds(&self, retry: u32) -> Bounds {
+        let policy = CurvePolicy::new(self.curve(), 1, self.spread, ());
+        let v = policy.curve.ceiling_ns(retry);
+        Bounds::new(
+            policy.to_duration(self.spread.spread(v, 0.0)),
+            policy.to_duration(self.spread.spread(v, 1.0)),
+        )
+    }
+
+    fn set(self, param: Param) -> Result<Self, ConfigError> {
+        Ok(match param {
+            Param::Base(base) => self.with_base(base),
+            Param::Cap(cap) => self.with_cap(cap),
+            Param::Factor(factor) => self.with_factor(factor),
+            Param::MaxAttempts(n) => self.with_max_attempts(n),
+            Param::Jitter(jitter) => Self {
+                spread: self
+                    .spread
+                    .with_jitter(jitter)
+                    .ok_or_else(|| param.not_applicable(S::KIND))?,
+                ..self
+            },
+        })
+    }
+}
+
+/// A running exponential-family policy: a capped curve, spread by `S`, drawing from `R`.
+///
+/// Building it precomputes the curve in floating point, so a delay costs one power by
+/// square-and-multiply, one draw and one conversion, with no allocation and no lock.
+#[derive(Debug)]
+pub struct CurvePolicy<S, R> {
+    curve: Curve,
+    max_attempts: u32,
+    spread: S,
+    limit: Duration,
+    limit_ns: f64,
+    rng: R,
+}
+
+impl<S: Spread, R> CurvePolicy<S, R> {
+    fn new(curve: Curve, max_attempts: u32, spread: S, rng: R) -> Self {
+        let limit = if S::MAY_EXCEED_CAP {
+            Duration::MAX
+        } else {
+            curve.cap()
+        };
+        Self {
+            curve,
+            max_attempts,
+            spread,
+            limit,
+            limit_ns: nanos(limit),
+            rng,
+        }
+    }
+
+    #[inline]
+    fn to_duration(&self, ns: f64) -> Duration {
+        clamp_to_duration(ns, self.limit, self.limit_ns)
+    }
+}
+
+impl<S: Spread, R: Rng> Policy for CurvePolicy<S, R> {
+    #[inline]
+    fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
+        if !failure.is_retryable() || attempt >= self.max_attempts {
+            return None;
+        }
+        let v = self.curve.ceiling_ns(attempt);
+        let u = if S::DRAWS { self.rng.next_f64() } else { 0.0 };
+        Some(self.to_duration(self.spread.spread(v, u)))
+    }
+}

@@ -1,0 +1,36 @@
+#![doc = include_str!("exponential.md")]
+
+use std::time::Duration;
+
+use super::backoff::{Backoff, Spread, private::Sealed};
+use super::PolicyKind;
+
+/// A delay that doubles (by default) with each retry, up to `cap`, with no randomness.
+/// See the [module page](self).
+pub type Exponential = Backoff<NoJitter>;
+
+/// The running [`Exponential`] policy.
+pub type ExponentialPolicy<R> = super::CurvePolicy<NoJitter, R>;
+
+/// The ceiling itself: no spread, no draw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoJitter;
+
+impl Sealed for NoJitter {}
+
+impl Spread for NoJitter {
+    const KIND: PolicyKind = PolicyKind::Exponential;
+    const DEFAULT: Exponential = Exponential {
+        base: Duration::from_millis(100),
+        cap: Duration::from_secs(20),
+        factor: 2.0,
+        max_attempts: 8,
+        spread: NoJitter,
+    };
+    const DRAWS: bool = false;
+
+    #[inline]
+    fn spread(&self, v: f64, _u: f64) -> f64 {
+        v
+    }
+}

@@ -1,0 +1,52 @@
+#![doc = include_str!("no_retry.md")]
+
+use std::time::Duration;
+
+use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
+use crate::error::ConfigError;
+use crate::failure::Failure;
+use crate::rng::Rng;
+
+/// Never retry: one attempt, whatever the failure. See the [module page](self).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoRetry;
+
+impl NoRetry {
+    /// The only configuration there is.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self
+    }
+}
+
+impl PolicyConfig for NoRetry {
+    type Policy<R: Rng> = Self;
+    const KIND: PolicyKind = PolicyKind::NoRetry;
+
+    fn max_attempts(&self) -> u32 {
+        1
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+
+    fn build<R: Rng>(self, _rng: R) -> Result<Self, ConfigError> {
+        Ok(self)
+    }
+
+    fn bounds(&self, _retry: u32) -> Bounds {
+        Bounds::exact(Duration::ZERO)
+    }
+
+    fn set(self, param: Param) -> Result<Self, ConfigError> {
+        Err(param.not_applicable(Self::KIND))
+    }
+}
+
+impl Policy for NoRetry {
+    #[inline]
+    fn next_delay(&mut self, _attempt: u32, _failure: &Failure) -> Option<Duration> {
+        None
+    }
+}
