@@ -6,12 +6,19 @@
 //!
 //! # The generator
 //!
-//! [`SeededRng`] is xoshiro256++ (Blackman and Vigna, 2019), a 256-bit-state generator that
-//! passes BigCrush and costs about a nanosecond per draw. Its state is expanded from a 64-bit
-//! seed with SplitMix64, as its authors recommend. Both algorithms are written out here with
-//! integer arithmetic only, so a seed gives the same sequence on every platform and in every
-//! version of this crate: the sequences are pinned by test vectors in `vectors/rng.json`, which a
-//! Python reference implementation (`vectors/reference.py`) regenerates independently.
+//! [`SeededRng`] is SplitMix64 (Steele, Lea and Flood, 2014), the generator behind Java's
+//! `SplittableRandom`: a 64-bit counter advanced by a fixed odd constant and passed through a
+//! strong mixing function. It passes BigCrush, has a period of 2<sup>64</sup>, costs about a
+//! nanosecond per draw, and seeding it is free, which matters when every operation builds its
+//! own policy. It is written out here with integer arithmetic only, so a seed gives the same
+//! sequence on every platform and in every version of this crate: the sequences are pinned by
+//! test vectors in `vectors/rng.json`, which a Python reference implementation
+//! (`vectors/reference.py`) regenerates independently.
+//!
+//! All SplitMix64 sequences are windows of one cycle of 2<sup>64</sup> values. Two seeds share
+//! outputs only if one lies within a few draws of the other along that cycle, which for seeds
+//! taken from keys, entropy or [`fork`](SeededRng::fork) has a probability of the order of
+//! 2<sup>-60</sup>. It is not a cryptographic generator: never use it for secrets.
 //!
 //! # Keys
 //!
@@ -81,7 +88,7 @@ impl<R: Rng + ?Sized> Rng for Box<R> {
     }
 }
 
-/// The default generator: xoshiro256++ seeded through SplitMix64.
+/// The default generator: SplitMix64.
 ///
 /// ```
 /// use stagger_core::rng::{Rng, SeededRng};
@@ -95,21 +102,17 @@ impl<R: Rng + ?Sized> Rng for Box<R> {
 /// ```
 #[derive(Debug, PartialEq, Eq)]
 pub struct SeededRng {
-    s: [u64; 4],
+    state: u64,
 }
 
 impl SeededRng {
-    /// A generator whose state is expanded from `seed` with SplitMix64.
+    /// A generator whose state is `seed`.
     ///
     /// Every seed, zero included, gives a valid, distinct generator.
+    #[inline]
     #[must_use]
     pub const fn new(seed: u64) -> Self {
-        let mut sm = seed;
-        let a = splitmix64(&mut sm);
-        let b = splitmix64(&mut sm);
-        let c = splitmix64(&mut sm);
-        let d = splitmix64(&mut sm);
-        Self { s: [a, b, c, d] }
+        Self { state: seed }
     }
 
     /// A generator seeded by the 64-bit FNV-1a hash of `key`'s UTF-8 bytes.
@@ -144,20 +147,12 @@ impl SeededRng {
 impl Rng for SeededRng {
     #[inline]
     fn next_u64(&mut self) -> u64 {
-        let s = &mut self.s;
-        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
-        result
+        splitmix64(&mut self.state)
     }
 }
 
-/// One step of SplitMix64 (Steele, Lea and Flood, 2014): advances `state` and returns its mix.
+/// One step of SplitMix64: advances `state` by the golden-ratio increment and returns its mix.
+#[inline]
 const fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
@@ -196,10 +191,10 @@ mod tests {
     #[test]
     fn splitmix64_matches_reference_output() {
         // First outputs of the reference splitmix64.c seeded with 1234567.
-        let mut s = 1_234_567;
-        assert_eq!(splitmix64(&mut s), 6_457_827_717_110_365_317);
-        assert_eq!(splitmix64(&mut s), 3_203_168_211_198_807_973);
-        assert_eq!(splitmix64(&mut s), 9_817_491_932_198_370_423);
+        let mut rng = SeededRng::new(1_234_567);
+        assert_eq!(rng.next_u64(), 6_457_827_717_110_365_317);
+        assert_eq!(rng.next_u64(), 3_203_168_211_198_807_973);
+        assert_eq!(rng.next_u64(), 9_817_491_932_198_370_423);
     }
 
     #[test]
@@ -217,10 +212,7 @@ mod tests {
     fn entropy_seeds_differ_between_calls() {
         let mut a = SeededRng::from_entropy();
         let mut b = SeededRng::from_entropy();
-        assert_ne!(
-            [a.next_u64(), a.next_u64()],
-            [b.next_u64(), b.next_u64()]
-        );
+        assert_ne!([a.next_u64(), a.next_u64()], [b.next_u64(), b.next_u64()]);
     }
 
     #[test]

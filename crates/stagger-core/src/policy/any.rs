@@ -5,10 +5,10 @@ use std::time::Duration;
 use super::{
     Bounds, CurvePolicy, DecorrelatedJitter, DecorrelatedJitterPolicy, DecorrelatedJitterV2,
     DecorrelatedJitterV2Policy, Exponential, ExponentialEqualJitter, ExponentialFullJitter,
-    ExponentialProportionalJitter, ExponentialSubtractiveJitter, Immediate, Linear, NoRetry,
-    Param, Policy, PolicyConfig, PolicyKind, constant::Constant,
-    exponential::NoJitter, exponential_equal_jitter::EqualJitter,
-    exponential_full_jitter::FullJitter, exponential_proportional_jitter::ProportionalJitter,
+    ExponentialProportionalJitter, ExponentialSubtractiveJitter, Immediate, Linear, NoRetry, Param,
+    Policy, PolicyConfig, PolicyKind, constant::Constant, exponential::NoJitter,
+    exponential_equal_jitter::EqualJitter, exponential_full_jitter::FullJitter,
+    exponential_proportional_jitter::ProportionalJitter,
     exponential_subtractive_jitter::SubtractiveJitter,
 };
 use crate::error::ConfigError;

@@ -12,7 +12,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::curve::{Curve, clamp_to_duration, nanos};
+use super::curve::{Curve, Limit};
 use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
 use crate::error::{self, ConfigError};
 use crate::failure::Failure;
@@ -28,8 +28,8 @@ pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
     /// The policy's default configuration.
     const DEFAULT: Backoff<Self>;
 
-    /// Whether [`spread`](Spread::spread) uses its draw. A policy that does not never touches
-    /// its generator.
+    /// Whether [`spread`](Spread::spread) uses its draw. A spread that does not is the identity:
+    /// its policy never touches its generator and computes the ceiling exactly.
     const DRAWS: bool;
 
     /// Whether a spread delay may exceed the cap (proportional jitter multiplies after capping).
@@ -161,7 +161,12 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
 
     fn build<R: Rng>(self, rng: R) -> Result<CurvePolicy<S, R>, ConfigError> {
         self.validate()?;
-        Ok(CurvePolicy::new(self.curve(), self.max_attempts, self.spread, rng))
+        Ok(CurvePolicy::new(
+            self.curve(),
+            self.max_attempts,
+            self.spread,
+            rng,
+        ))
     }
 
     fn bounds(&self, retry: u32) -> Bounds {
@@ -199,31 +204,28 @@ pub struct CurvePolicy<S, R> {
     curve: Curve,
     max_attempts: u32,
     spread: S,
-    limit: Duration,
-    limit_ns: f64,
     rng: R,
 }
 
 impl<S: Spread, R> CurvePolicy<S, R> {
     fn new(curve: Curve, max_attempts: u32, spread: S, rng: R) -> Self {
-        let limit = if S::MAY_EXCEED_CAP {
-            Duration::MAX
-        } else {
-            curve.cap()
-        };
         Self {
             curve,
             max_attempts,
             spread,
-            limit,
-            limit_ns: nanos(limit),
             rng,
         }
     }
 
+    /// Nanoseconds as a duration, clamped to the cap unless the spread may exceed it.
     #[inline]
     fn to_duration(&self, ns: f64) -> Duration {
-        clamp_to_duration(ns, self.limit, self.limit_ns)
+        let limit = if S::MAY_EXCEED_CAP {
+            &Limit::UNBOUNDED
+        } else {
+            self.curve.cap()
+        };
+        limit.duration(ns)
     }
 }
 

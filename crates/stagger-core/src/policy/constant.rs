@@ -39,7 +39,8 @@ impl Constant {
     /// ```
     #[must_use]
     pub const fn patience(&self) -> Duration {
-        self.base.saturating_mul(self.max_attempts.saturating_sub(1))
+        self.base
+            .saturating_mul(self.max_attempts.saturating_sub(1))
     }
 }
 

@@ -8,11 +8,13 @@
 
 use std::time::Duration;
 
-
-/// `d` in nanoseconds, as `f64`.
+/// `d` in nanoseconds, as `f64`: `secs * 1e9 + subsec_nanos`.
+///
+/// Exact below 2^53 ns (about 104 days) and correctly rounded above, in two conversions from
+/// 64-bit integers rather than the much slower one from `u128`.
 #[inline]
 pub(crate) fn nanos(d: Duration) -> f64 {
-    d.as_nanos() as f64
+    d.as_secs() as f64 * 1e9 + f64::from(d.subsec_nanos())
 }
 
 /// `factor^exponent` by square-and-multiply, lowest bit first.
@@ -20,6 +22,15 @@ pub(crate) fn nanos(d: Duration) -> f64 {
 /// Overflow gives infinity and underflow zero, never a panic. At most 32 squarings.
 #[inline]
 pub(crate) fn powi(factor: f64, exponent: u32) -> f64 {
+    if factor == 2.0 {
+        // The common case, written straight into the exponent bits: the same exact powers of
+        // two, and the same infinity from 2^1024 on, without the loop.
+        return if exponent < 1024 {
+            f64::from_bits((1023 + u64::from(exponent)) << 52)
+        } else {
+            f64::INFINITY
+        };
+    }
     let mut result = 1.0;
     let mut square = factor;
     let mut e = exponent;
@@ -35,25 +46,54 @@ pub(crate) fn powi(factor: f64, exponent: u32) -> f64 {
     result
 }
 
-/// A duration given in (possibly fractional, possibly non-finite) nanoseconds, truncated to
-/// whole nanoseconds and clamped to `[0, limit]`. NaN and infinity give `limit`.
-///
-/// `limit_ns` must be `nanos(limit)`; it is passed in so that hot paths compute it once.
-#[inline]
-pub(crate) fn clamp_to_duration(ns: f64, limit: Duration, limit_ns: f64) -> Duration {
-    if ns.is_nan() || ns >= limit_ns {
-        return limit;
+/// The largest duration a conversion may produce, with its value in whole nanoseconds
+/// (saturated at `u64::MAX`) for a fast integer comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limit {
+    max: Duration,
+    max_ns: u64,
+}
+
+impl Limit {
+    /// No limit but the largest duration.
+    pub(crate) const UNBOUNDED: Self = Self {
+        max: Duration::MAX,
+        max_ns: u64::MAX,
+    };
+
+    #[inline]
+    pub(crate) fn new(max: Duration) -> Self {
+        Self {
+            max,
+            max_ns: u64::try_from(max.as_nanos()).unwrap_or(u64::MAX),
+        }
     }
-    if ns <= 0.0 {
-        return Duration::ZERO;
+
+    /// The limit itself.
+    pub(crate) fn max(&self) -> Duration {
+        self.max
     }
-    if ns < 18_446_744_073_709_551_615.0 {
-        // Truncation toward zero; exact below 2^53 ns (104 days), and never above `ns`.
-        Duration::from_nanos(ns as u64).min(limit)
-    } else {
-        Duration::try_from_secs_f64(ns / 1e9)
-            .unwrap_or(limit)
-            .min(limit)
+
+    /// `ns` nanoseconds, truncated to whole nanoseconds and clamped to `[0, max]`. Negative
+    /// values and NaN give zero; infinity gives `max`.
+    #[inline]
+    pub(crate) fn duration(&self, ns: f64) -> Duration {
+        // A saturating conversion: negative and NaN become 0, anything past u64 becomes u64::MAX.
+        let whole = ns as u64;
+        if whole < self.max_ns {
+            Duration::from_nanos(whole)
+        } else {
+            self.at_or_beyond(ns)
+        }
+    }
+
+    /// `ns` at or past `max`, or past `u64::MAX` nanoseconds (584 years).
+    #[cold]
+    fn at_or_beyond(&self, ns: f64) -> Duration {
+        if self.max_ns < u64::MAX {
+            return self.max;
+        }
+        Duration::try_from_secs_f64(ns / 1e9).map_or(self.max, |d| d.min(self.max))
     }
 }
 
@@ -63,16 +103,17 @@ pub(crate) struct Curve {
     base_ns: f64,
     factor: f64,
     cap_ns: f64,
-    cap: Duration,
+    cap: Limit,
 }
 
 impl Curve {
+    #[inline]
     pub(crate) fn new(base: Duration, factor: f64, cap: Duration) -> Self {
         Self {
             base_ns: nanos(base),
             factor,
             cap_ns: nanos(cap),
-            cap,
+            cap: Limit::new(cap),
         }
     }
 
@@ -81,21 +122,26 @@ impl Curve {
     /// Retry 0 is treated as retry 1. A zero base gives zero for every retry.
     #[inline]
     pub(crate) fn ceiling_ns(&self, retry: u32) -> f64 {
-        if self.base_ns == 0.0 {
-            return 0.0;
-        }
         let v = self.base_ns * powi(self.factor, retry.saturating_sub(1));
-        if v < self.cap_ns { v } else { self.cap_ns }
+        if v < self.cap_ns {
+            v
+        } else if v.is_nan() {
+            // A zero base times an infinite power: the base wins, every delay is zero.
+            0.0
+        } else {
+            self.cap_ns
+        }
     }
 
     /// The ceiling before retry `retry`, as a duration.
     pub(crate) fn ceiling(&self, retry: u32) -> Duration {
-        clamp_to_duration(self.ceiling_ns(retry), self.cap, self.cap_ns)
+        self.cap.duration(self.ceiling_ns(retry))
     }
 
-    /// The cap.
-    pub(crate) fn cap(&self) -> Duration {
-        self.cap
+    /// The cap, as a conversion limit.
+    #[inline]
+    pub(crate) fn cap(&self) -> &Limit {
+        &self.cap
     }
 }
 
@@ -111,25 +157,44 @@ mod tests {
         assert_eq!(powi(2.0, u32::MAX), f64::INFINITY);
         assert_eq!(powi(0.5, u32::MAX), 0.0);
         assert_eq!(powi(1.0, u32::MAX), 1.0);
+        assert_eq!(powi(2.0, 1024), f64::INFINITY);
+        // The shortcut for 2 agrees with square-and-multiply everywhere.
+        let slow = |e: u32| powi(2.000_000_000_000_000_4, e) / powi(1.000_000_000_000_000_2, e);
+        for e in [0, 1, 2, 7, 52, 53, 64, 1022, 1023] {
+            assert_eq!(powi(2.0, e), 2f64.powi(e as i32), "2^{e}");
+            assert!((slow(e) / powi(2.0, e) - 1.0).abs() < 1e-12, "2^{e}");
+        }
     }
 
     #[test]
-    fn clamp_handles_every_edge() {
-        let cap = Duration::from_secs(1);
-        let cap_ns = nanos(cap);
-        assert_eq!(clamp_to_duration(f64::NAN, cap, cap_ns), cap);
-        assert_eq!(clamp_to_duration(f64::INFINITY, cap, cap_ns), cap);
-        assert_eq!(clamp_to_duration(-1.0, cap, cap_ns), Duration::ZERO);
-        assert_eq!(clamp_to_duration(1.9, cap, cap_ns), Duration::from_nanos(1));
-        let max_ns = nanos(Duration::MAX);
+    fn limit_handles_every_edge() {
+        let cap = Limit::new(Duration::from_secs(1));
+        assert_eq!(cap.duration(f64::NAN), Duration::ZERO);
+        assert_eq!(cap.duration(f64::INFINITY), Duration::from_secs(1));
+        assert_eq!(cap.duration(-1.0), Duration::ZERO);
+        assert_eq!(cap.duration(1.9), Duration::from_nanos(1));
         assert_eq!(
-            clamp_to_duration(1e25, Duration::MAX, max_ns),
+            cap.duration(999_999_999.9),
+            Duration::from_nanos(999_999_999)
+        );
+        assert_eq!(cap.duration(1e9), Duration::from_secs(1));
+        let max = Limit::new(Duration::MAX);
+        assert_eq!(
+            max.duration(1e25),
             Duration::from_secs(10_000_000_000_000_000)
         );
+        assert_eq!(max.duration(f64::INFINITY), Duration::MAX);
         // Just below the largest duration: converted through seconds, never past the limit.
-        let near = clamp_to_duration(max_ns * 0.999_999_999, Duration::MAX, max_ns);
+        let near = max.duration(nanos(Duration::MAX) * 0.999_999_999);
         assert!(near < Duration::MAX);
         assert!(near > Duration::MAX.mul_f64(0.999_999_99));
+    }
+
+    #[test]
+    fn nanos_is_exact_below_two_to_the_53() {
+        let d = Duration::new(9_007_199, 254_740_991); // 2^53 - 1 ns
+        assert_eq!(nanos(d), 9_007_199_254_740_991.0);
+        assert_eq!(nanos(Duration::MAX), Duration::MAX.as_nanos() as f64);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::curve::{Curve, clamp_to_duration, nanos};
+use super::curve::{Curve, Limit, nanos};
 use super::param::accessors;
 use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
 use crate::error::{self, ConfigError};
@@ -70,7 +70,7 @@ impl PolicyConfig for DecorrelatedJitter {
         Ok(DecorrelatedJitterPolicy {
             base_ns,
             cap_ns: nanos(self.cap),
-            cap: self.cap,
+            cap: Limit::new(self.cap),
             max_attempts: self.max_attempts,
             prev_ns: base_ns,
             rng,
@@ -94,7 +94,7 @@ impl PolicyConfig for DecorrelatedJitter {
 pub struct DecorrelatedJitterPolicy<R> {
     base_ns: f64,
     cap_ns: f64,
-    cap: Duration,
+    cap: Limit,
     max_attempts: u32,
     prev_ns: f64,
     rng: R,
@@ -113,6 +113,6 @@ impl<R: Rng> Policy for DecorrelatedJitterPolicy<R> {
         let top = if top < self.cap_ns { top } else { self.cap_ns };
         let sleep = self.base_ns + (top - self.base_ns) * self.rng.next_f64();
         self.prev_ns = sleep;
-        Some(clamp_to_duration(sleep, self.cap, self.cap_ns))
+        Some(self.cap.duration(sleep))
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::curve::{clamp_to_duration, nanos};
+use super::curve::{Limit, nanos};
 use super::param::accessors;
 use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
 use crate::error::{self, ConfigError};
@@ -47,7 +47,7 @@ impl DecorrelatedJitterV2 {
     }
 
     fn clamp(&self, ns: f64) -> Duration {
-        clamp_to_duration(ns, self.cap, nanos(self.cap))
+        Limit::new(self.cap).duration(ns)
     }
 }
 
@@ -84,8 +84,7 @@ impl PolicyConfig for DecorrelatedJitterV2 {
         self.validate()?;
         Ok(DecorrelatedJitterV2Policy {
             base_ns: nanos(self.base),
-            cap_ns: nanos(self.cap),
-            cap: self.cap,
+            cap: Limit::new(self.cap),
             max_attempts: self.max_attempts,
             prev: 0.0,
             rng,
@@ -114,10 +113,8 @@ impl PolicyConfig for DecorrelatedJitterV2 {
         // Each delay is truncated to whole nanoseconds, so the sum may fall short by `retries` ns.
         let lo = self.scaled(shape(n - 1.0)) - n;
         let hi = self.scaled(shape(n));
-        Some(Bounds::new(
-            clamp_to_duration(lo, Duration::MAX, nanos(Duration::MAX)),
-            clamp_to_duration(hi, Duration::MAX, nanos(Duration::MAX)),
-        ))
+        let unbounded = Limit::new(Duration::MAX);
+        Some(Bounds::new(unbounded.duration(lo), unbounded.duration(hi)))
     }
 
     fn set(self, param: Param) -> Result<Self, ConfigError> {
@@ -130,8 +127,7 @@ impl PolicyConfig for DecorrelatedJitterV2 {
 #[derive(Debug)]
 pub struct DecorrelatedJitterV2Policy<R> {
     base_ns: f64,
-    cap_ns: f64,
-    cap: Duration,
+    cap: Limit,
     max_attempts: u32,
     prev: f64,
     rng: R,
@@ -148,10 +144,17 @@ impl<R: Rng> Policy for DecorrelatedJitterV2Policy<R> {
         }
         let t = f64::from(attempt.max(1) - 1) + self.rng.next_f64();
         let next = shape(t);
-        // Far out, `next` is infinite and so is `prev`: their difference is NaN, which the
-        // conversion below maps to the cap, as Polly maps it to its maximum.
         let delay = (next - self.prev) * SCALE * self.base_ns;
         self.prev = next;
-        Some(clamp_to_duration(delay, self.cap, self.cap_ns))
+        if delay.is_nan() {
+            // Far out, `next` and `prev` are both infinite. Polly answers its maximum there;
+            // so do we. (A zero base times an infinite difference lands here too.)
+            return Some(if self.base_ns == 0.0 {
+                Duration::ZERO
+            } else {
+                self.cap.max()
+            });
+        }
+        Some(self.cap.duration(delay))
     }
 }

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, Spread, private::Sealed};
 use super::PolicyKind;
+use super::backoff::{Backoff, Spread, private::Sealed};
 
 /// A delay that doubles (by default) with each retry, up to `cap`, with no randomness.
 /// See the [module page](self).

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, Spread, private::Sealed};
 use super::PolicyKind;
+use super::backoff::{Backoff, Spread, private::Sealed};
 
 /// Half the capped exponential ceiling, plus a uniform draw over the other half.
 /// See the [module page](self).

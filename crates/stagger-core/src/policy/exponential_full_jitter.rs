@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, Spread, private::Sealed};
 use super::PolicyKind;
+use super::backoff::{Backoff, Spread, private::Sealed};
 
 /// A uniform draw between zero and the capped exponential ceiling. See the [module page](self).
 pub type ExponentialFullJitter = Backoff<FullJitter>;

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, Spread, private::Sealed};
 use super::PolicyKind;
+use super::backoff::{Backoff, Spread, private::Sealed};
 use crate::error::{self, ConfigError};
 
 /// The capped exponential ceiling, scaled by a uniform factor in `[1 - r, 1 + r]`.
@@ -46,6 +46,7 @@ impl Spread for ProportionalJitter {
         v * ((1.0 - self.r) + 2.0 * self.r * u)
     }
 
+    #[inline]
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_jitter("jitter", self.r)
     }

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, Spread, private::Sealed};
 use super::PolicyKind;
+use super::backoff::{Backoff, Spread, private::Sealed};
 use crate::error::{self, ConfigError};
 
 /// The capped exponential ceiling, less a random fraction of at most `jitter`. It never
@@ -45,6 +45,7 @@ impl Spread for SubtractiveJitter {
         v * (1.0 - self.jitter * u)
     }
 
+    #[inline]
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_jitter("jitter", self.jitter)
     }
