@@ -1,1 +1,51 @@
-fn main() {}
+//! `stagger`: the policy catalog, schedules as data, and reports, from the command line.
+//!
+//! Each subcommand is one file under `cmd/` that turns flags into library calls; the domain
+//! logic lives in `stagger-core`. Errors print one line on stderr and exit with status 2.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cmd;
+mod flags;
+mod render;
+
+/// Retry failed work correctly, and prove it.
+#[derive(Debug, Parser)]
+#[command(name = "stagger", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the policy catalog and the presets.
+    Policies(cmd::policies::Args),
+    /// Print a policy's or a preset's page.
+    Explain(cmd::explain::Args),
+    /// Print the retry schedule of a policy or preset: delays, bands, elapsed time, window.
+    Schedule(cmd::schedule::Args),
+    /// Print (or write under docs/) the catalog with every policy's and preset's schedule.
+    Report(cmd::report::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return flags::clap_failure(&err),
+    };
+    let mut out = io::stdout().lock();
+    let result = match cli.command {
+        Command::Policies(args) => cmd::policies::run(&args, &mut out),
+        Command::Explain(args) => cmd::explain::run(&args, &mut out),
+        Command::Schedule(args) => cmd::schedule::run(&args, &mut out),
+        Command::Report(args) => cmd::report::run(&args, &mut out),
+    };
+    match result.and_then(|()| out.flush().map_err(flags::Failure::from)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.report(),
+    }
+}

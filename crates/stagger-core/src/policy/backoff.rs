@@ -37,7 +37,7 @@ pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
 
     /// The delay in nanoseconds for ceiling `v` (nanoseconds) and a uniform draw `u` in `[0, 1)`.
     ///
-    /// It is non-decreasing in `u`, so `u = 0` and `u = 1` give the ends of the band.
+    /// It is monotonic in `u`, so `u = 0` and `u = 1` give the ends of the band.
     fn spread(&self, v: f64, u: f64) -> f64;
 
     /// Checks the spread's own parameter, if it has one.
@@ -172,10 +172,9 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
     fn bounds(&self, retry: u32) -> Bounds {
         let policy = CurvePolicy::new(self.curve(), 1, self.spread, ());
         let v = policy.curve.ceiling_ns(retry);
-        Bounds::new(
-            policy.to_duration(self.spread.spread(v, 0.0)),
-            policy.to_duration(self.spread.spread(v, 1.0)),
-        )
+        let at_zero = policy.to_duration(self.spread.spread(v, 0.0));
+        let at_one = policy.to_duration(self.spread.spread(v, 1.0));
+        Bounds::new(at_zero.min(at_one), at_zero.max(at_one))
     }
 
     fn set(self, param: Param) -> Result<Self, ConfigError> {

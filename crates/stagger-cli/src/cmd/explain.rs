@@ -1,0 +1,53 @@
+//! `stagger explain NAME`: a policy's page, or a preset's provenance.
+
+use std::io::Write;
+
+use stagger_core::duration::human;
+use stagger_core::{PolicyKind, Preset};
+
+use crate::flags::Failure;
+
+/// Flags of `stagger explain`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A policy (see `stagger policies`) or a preset name.
+    #[arg(value_name = "NAME")]
+    name: String,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+    if let Ok(kind) = args.name.parse::<PolicyKind>() {
+        out.write_all(kind.page().as_bytes())?;
+        return Ok(());
+    }
+    let Ok(preset) = Preset::named(&args.name) else {
+        return Err(Failure::Usage(format!(
+            "unknown policy or preset `{}`; policies: {}; presets: {}",
+            args.name,
+            PolicyKind::names().join(", "),
+            Preset::names().join(", ")
+        )));
+    };
+    let kind = preset.config().kind();
+    writeln!(out, "# Preset `{}`", preset.name())?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "Policy: `{kind}` ({} attempts).",
+        preset.config().max_attempts()
+    )?;
+    if let Some(deadline) = preset.deadline() {
+        writeln!(out, "Deadline: {} end to end.", human(deadline))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "Source: {}", preset.source())?;
+    writeln!(out)?;
+    writeln!(out, "Notes: {}", preset.notes())?;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "See `stagger schedule --preset {}` for its schedule and `stagger explain {kind}` for the policy.",
+        preset.name()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! One file per subcommand: flags in, library calls, output out.
+
+pub(crate) mod explain;
+pub(crate) mod policies;
+pub(crate) mod report;
+pub(crate) mod schedule;
