@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::curve::{Curve, Limit, nanos};
+use super::curve::{Limit, nanos};
 use super::param::accessors;
 use super::{Bounds, Param, Policy, PolicyConfig, PolicyKind};
 use crate::error::{self, ConfigError};
@@ -78,10 +78,21 @@ impl PolicyConfig for DecorrelatedJitter {
     }
 
     /// Retry `n` draws from `[base, min(cap, base * 3^n)]`: the top is reached when every
-    /// earlier draw was at the top of its band.
+    /// earlier draw was at the top of its band. Both ends are computed with the same
+    /// floating-point steps as the draws, so a base too large to be exact in `f64` nanoseconds
+    /// (over 104 days) still bounds its draws.
     fn bounds(&self, retry: u32) -> Bounds {
-        let top = Curve::new(self.base, GROWTH, self.cap).ceiling(retry.max(1).saturating_add(1));
-        Bounds::new(self.base, top)
+        let (base, cap) = (nanos(self.base), nanos(self.cap));
+        let mut top = base;
+        let mut n = 0;
+        // Each step triples a positive top until the cap: at most about 60 steps.
+        while n < retry.max(1) && top > 0.0 && top < cap {
+            top = GROWTH * top;
+            top = if top < cap { top } else { cap };
+            n += 1;
+        }
+        let limit = Limit::new(self.cap);
+        Bounds::new(limit.duration(base), limit.duration(top))
     }
 
     fn set(self, param: Param) -> Result<Self, ConfigError> {

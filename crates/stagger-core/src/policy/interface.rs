@@ -17,8 +17,10 @@ use crate::rng::Rng;
 /// most seven retries.
 ///
 /// An instance belongs to one operation: it may keep state between calls (the previous delay,
-/// its random generator). Asking about `attempt = 1` starts a new sequence. An `attempt` of 0
-/// is answered as if it were 1, and no value of `attempt` panics.
+/// its random generator). Asking about `attempt = 1` resets that state, but the generator moves
+/// on: a jittered policy draws once per call, so to replay a schedule (after a restart, say),
+/// build a new instance from the same seed or key and ask about attempts `1..=n` in order. An
+/// `attempt` of 0 is answered as if it were 1, and no value of `attempt` panics.
 ///
 /// ```
 /// use std::time::Duration;
