@@ -43,9 +43,11 @@ fn valid_config() -> impl Strategy<Value = AnyConfig> {
                 Param::Jitter(jitter),
                 Param::MaxAttempts(max_attempts),
             ];
-            params.into_iter().fold(AnyConfig::from(kind), |config, param| {
-                config.set(param).unwrap_or(config)
-            })
+            params
+                .into_iter()
+                .fold(AnyConfig::from(kind), |config, param| {
+                    config.set(param).unwrap_or(config)
+                })
         })
 }
 
@@ -208,11 +210,27 @@ fn extreme_parameters_do_not_panic() {
             (Duration::MAX, Duration::MAX),
             (Duration::from_nanos(1), Duration::MAX),
         ] {
-            let c = [Param::Base(base), Param::Cap(cap), Param::MaxAttempts(u32::MAX)]
-                .into_iter()
-                .fold(config, |c, p| c.set(p).unwrap_or(c));
+            let c = [
+                Param::Base(base),
+                Param::Cap(cap),
+                Param::MaxAttempts(u32::MAX),
+            ]
+            .into_iter()
+            .fold(config, |c, p| c.set(p).unwrap_or(c));
             let mut policy = c.build(SeededRng::new(3)).unwrap();
-            for attempt in [0, 1, 2, 63, 64, 65, 1023, 1024, 1025, u32::MAX - 1, u32::MAX] {
+            for attempt in [
+                0,
+                1,
+                2,
+                63,
+                64,
+                65,
+                1023,
+                1024,
+                1025,
+                u32::MAX - 1,
+                u32::MAX,
+            ] {
                 if let Some(d) = policy.next_delay(attempt, &Failure::Retryable) {
                     if let Some(cap) = promised_cap(&c) {
                         assert!(d <= cap, "{} {attempt}: {d:?} > {cap:?}", c.kind());
@@ -228,10 +246,21 @@ fn two_instances_never_share_a_sequence_by_accident() {
     let config = stagger_core::policy::ExponentialFullJitter::new();
     let draws = |rng: SeededRng| -> Vec<Duration> {
         let mut p = config.build(rng).unwrap();
-        (1..8).filter_map(|a| p.next_delay(a, &Failure::Retryable)).collect()
+        (1..8)
+            .filter_map(|a| p.next_delay(a, &Failure::Retryable))
+            .collect()
     };
-    assert_ne!(draws(SeededRng::from_entropy()), draws(SeededRng::from_entropy()));
+    assert_ne!(
+        draws(SeededRng::from_entropy()),
+        draws(SeededRng::from_entropy())
+    );
     assert_ne!(draws(SeededRng::new(1)), draws(SeededRng::new(2)));
-    assert_ne!(draws(SeededRng::from_key("delivery-1")), draws(SeededRng::from_key("delivery-2")));
-    assert_eq!(draws(SeededRng::from_key("delivery-1")), draws(SeededRng::from_key("delivery-1")));
+    assert_ne!(
+        draws(SeededRng::from_key("delivery-1")),
+        draws(SeededRng::from_key("delivery-2"))
+    );
+    assert_eq!(
+        draws(SeededRng::from_key("delivery-1")),
+        draws(SeededRng::from_key("delivery-1"))
+    );
 }

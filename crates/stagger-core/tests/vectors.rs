@@ -34,7 +34,9 @@ fn every_policy_reproduces_its_vectors() {
             let name = case["name"].as_str().expect("name");
             let params = case["params"].as_object().expect("params");
             let config = support::config_from_json(kind, params);
-            let mut policy = config.build(rng_of(case)).expect("vector configs are valid");
+            let mut policy = config
+                .build(rng_of(case))
+                .expect("vector configs are valid");
             let failure = match case["failure"].as_str() {
                 Some("permanent") => Failure::Permanent,
                 _ => Failure::Retryable,
@@ -55,7 +57,10 @@ fn every_policy_reproduces_its_vectors() {
                         (Some(g), Some(w)) => g.abs_diff(w) <= 1,
                         (g, w) => g == w,
                     };
-                    assert!(close, "{kind} / {name} / attempt {attempt}: {got:?} vs {want:?}");
+                    assert!(
+                        close,
+                        "{kind} / {name} / attempt {attempt}: {got:?} vs {want:?}"
+                    );
                 } else {
                     assert_eq!(got, want, "{kind} / {name} / attempt {attempt}");
                 }
@@ -75,7 +80,11 @@ fn the_generator_reproduces_its_vectors() {
         let mut rng = match case.get("key") {
             Some(key) => {
                 let key = key.as_str().expect("key");
-                assert_eq!(stagger_core::rng::fnv1a64(key.as_bytes()), seed, "key {key:?}");
+                assert_eq!(
+                    stagger_core::rng::fnv1a64(key.as_bytes()),
+                    seed,
+                    "key {key:?}"
+                );
                 SeededRng::from_key(key)
             }
             None => SeededRng::new(seed),

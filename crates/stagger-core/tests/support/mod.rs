@@ -14,11 +14,22 @@ pub fn vectors_dir() -> PathBuf {
 
 /// `kind`'s defaults with the parameters of a vector file applied (`base_ns`, `cap_ns`,
 /// `factor`, `jitter`, `max_attempts`).
-pub fn config_from_json(kind: PolicyKind, params: &serde_json::Map<String, serde_json::Value>) -> AnyConfig {
+pub fn config_from_json(
+    kind: PolicyKind,
+    params: &serde_json::Map<String, serde_json::Value>,
+) -> AnyConfig {
     let mut config = AnyConfig::from(kind);
     for (name, value) in params {
-        let int = || value.as_u64().unwrap_or_else(|| panic!("{name} is an integer"));
-        let float = || value.as_f64().unwrap_or_else(|| panic!("{name} is a number"));
+        let int = || {
+            value
+                .as_u64()
+                .unwrap_or_else(|| panic!("{name} is an integer"))
+        };
+        let float = || {
+            value
+                .as_f64()
+                .unwrap_or_else(|| panic!("{name} is a number"))
+        };
         let param = match name.as_str() {
             "base_ns" => Param::Base(Duration::from_nanos(int())),
             "cap_ns" => Param::Cap(Duration::from_nanos(int())),
