@@ -50,7 +50,7 @@ pub(crate) struct Overrides {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     jitter: Option<f64>,
     /// The most attempts, counting the first.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     max_attempts: Option<u32>,
 }
 

@@ -134,6 +134,7 @@ impl Curve {
     }
 
     /// The ceiling before retry `retry`, as a duration.
+    #[cfg(test)]
     pub(crate) fn ceiling(&self, retry: u32) -> Duration {
         self.cap.duration(self.ceiling_ns(retry))
     }

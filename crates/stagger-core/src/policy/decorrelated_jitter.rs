@@ -87,7 +87,7 @@ impl PolicyConfig for DecorrelatedJitter {
         let mut n = 0;
         // Each step triples a positive top until the cap: at most about 60 steps.
         while n < retry.max(1) && top > 0.0 && top < cap {
-            top = GROWTH * top;
+            top *= GROWTH;
             top = if top < cap { top } else { cap };
             n += 1;
         }

@@ -1,0 +1,296 @@
+//! The `stagger` binary, run as a user runs it.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn stagger(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_stagger"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = stagger(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+fn json(args: &[&str]) -> Value {
+    serde_json::from_str(&stdout(args)).expect("one JSON object")
+}
+
+fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
+}
+
+#[test]
+fn delivery_schedule_json_is_seed_002s() {
+    let doc = json(&["schedule", "--preset", "delivery", "--format", "json"]);
+    assert_eq!(doc["policy"], "exponential-subtractive-jitter");
+    assert_eq!(doc["preset"], "delivery");
+    assert_eq!(doc["max_attempts"], 8);
+    // Integers, exactly as seed 002 prints them.
+    assert_eq!(
+        doc["delays_ms"].to_string(),
+        "[1000,2000,4000,8000,16000,32000,64000]"
+    );
+    assert_eq!(
+        doc["elapsed_ms"].to_string(),
+        "[1000,3000,7000,15000,31000,63000,127000]"
+    );
+    assert_eq!(doc["total_window_ms"], 127_000);
+    assert_eq!(doc["bounds_ms"][6].to_string(), "[64000,64000]");
+    assert_eq!(doc["exact"], true);
+}
+
+#[test]
+fn forty_one_attempts_end_on_the_one_hour_cap() {
+    let doc = json(&[
+        "schedule",
+        "--preset",
+        "delivery",
+        "--max-attempts",
+        "41",
+        "--format",
+        "json",
+    ]);
+    let delays = numbers(&doc["delays_ms"]);
+    assert_eq!(delays.len(), 40);
+    assert_eq!(delays.last(), Some(&3_600_000.0));
+}
+
+#[test]
+fn keyed_jitter_stays_in_the_80_to_100_percent_band_and_replays() {
+    let args = [
+        "schedule",
+        "--preset",
+        "delivery",
+        "--jitter",
+        "0.2",
+        "--key",
+        "delivery-123",
+        "--format",
+        "json",
+    ];
+    let first = stdout(&args);
+    assert_eq!(first, stdout(&args), "the same key gives the same bytes");
+    let doc: Value = serde_json::from_str(&first).unwrap();
+    let published = [1000.0, 2000.0, 4000.0, 8000.0, 16000.0, 32000.0, 64000.0];
+    for (d, p) in numbers(&doc["delays_ms"]).iter().zip(published) {
+        assert!(*d <= p && *d >= 0.8 * p, "{d} outside [{}, {p}]", 0.8 * p);
+    }
+    assert_eq!(doc["key"], "delivery-123");
+    let other = stdout(&[
+        "schedule",
+        "--preset",
+        "delivery",
+        "--jitter",
+        "0.2",
+        "--key",
+        "delivery-124",
+        "--format",
+        "json",
+    ]);
+    assert_ne!(first, other);
+}
+
+#[test]
+fn every_policy_schedules_in_every_format() {
+    for name in [
+        "constant",
+        "linear",
+        "exponential",
+        "exponential-full-jitter",
+        "exponential-equal-jitter",
+        "decorrelated-jitter",
+        "decorrelated-jitter-v2",
+        "exponential-subtractive-jitter",
+        "exponential-proportional-jitter",
+        "immediate",
+        "no-retry",
+    ] {
+        let doc = json(&[
+            "schedule", "--policy", name, "--seed", "7", "--format", "json",
+        ]);
+        assert_eq!(doc["policy"], name);
+        let delays = numbers(&doc["delays_ms"]);
+        let bounds = doc["bounds_ms"].as_array().unwrap();
+        assert_eq!(delays.len(), bounds.len());
+        for (d, b) in delays.iter().zip(bounds) {
+            let (lo, hi) = (b[0].as_f64().unwrap(), b[1].as_f64().unwrap());
+            assert!(lo <= *d && *d <= hi, "{name}: {d} outside [{lo}, {hi}]");
+        }
+        let csv = stdout(&[
+            "schedule", "--policy", name, "--seed", "7", "--format", "csv",
+        ]);
+        assert_eq!(csv.lines().count(), delays.len() + 1, "{name}");
+        let table = stdout(&["schedule", "--policy", name]);
+        assert!(table.contains("| Retry | Delay before it"), "{name}");
+    }
+}
+
+#[test]
+fn the_table_has_seed_002s_shape() {
+    let table = stdout(&["schedule", "--preset", "delivery"]);
+    assert!(table.contains("| Retry | Delay before it | Elapsed since first failure |"));
+    assert!(table.contains("| 6     | 32 s            | 1 min 3 s                   |"));
+    assert!(table.contains("Total retry window: 2 min 7 s (127000 ms)"));
+    let bands = stdout(&["schedule", "--preset", "delivery", "--jitter", "0.2"]);
+    assert!(bands.contains("| 4     | 6.4 s – 8 s"), "{bands}");
+    assert!(bands.contains("between 1 min 41.6 s and 2 min 7 s"));
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_naming_the_parameter() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["schedule", "--preset", "delivery", "--jitter", "1.5"],
+            "--jitter",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--jitter", "-0.1"],
+            "--jitter",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--jitter", "NaN"],
+            "--jitter",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--base", "-1s"],
+            "--base",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--base", "1 parsec"],
+            "--base",
+        ),
+        (
+            &[
+                "schedule", "--preset", "delivery", "--cap", "1ms", "--base", "1s",
+            ],
+            "--cap",
+        ),
+        (
+            &["schedule", "--policy", "exponential", "--factor", "0"],
+            "--factor",
+        ),
+        (
+            &["schedule", "--policy", "exponential", "--factor", "inf"],
+            "--factor",
+        ),
+        (
+            &["schedule", "--policy", "constant", "--factor", "2"],
+            "--factor",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--max-attempts", "0"],
+            "--max-attempts",
+        ),
+        (
+            &["schedule", "--preset", "delivery", "--max-attempts", "-3"],
+            "--max-attempts",
+        ),
+        (
+            &[
+                "schedule",
+                "--preset",
+                "delivery",
+                "--max-attempts",
+                "4294967295",
+            ],
+            "--max-attempts",
+        ),
+        (&["schedule", "--policy", "nope"], "--policy"),
+        (&["schedule", "--preset", "nope"], "--preset"),
+        (
+            &["schedule", "--policy", "constant", "--format", "xml"],
+            "--format",
+        ),
+        (
+            &[
+                "schedule", "--policy", "constant", "--seed", "1", "--key", "k",
+            ],
+            "--seed",
+        ),
+        (&["schedule"], "--policy"),
+        (&["explain", "nope"], "nope"),
+        (&["frobnicate"], "frobnicate"),
+    ];
+    for (args, names) in cases {
+        let out = stagger(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn policies_and_explain_cover_the_catalog() {
+    let list = stdout(&["policies"]);
+    for line in [
+        "`constant`",
+        "`exponential-full-jitter`",
+        "`no-retry`",
+        "`delivery`",
+        "`cenkalti`",
+    ] {
+        assert!(list.contains(line), "{line}");
+    }
+    for name in ["constant", "decorrelated-jitter-v2", "no-retry"] {
+        let page = stdout(&["explain", name]);
+        for heading in [
+            "## When to use it",
+            "## When not to use it",
+            "## How it works",
+            "## Tie-breaking",
+            "## Parameters",
+            "## Complexity",
+            "## Source",
+            "## Notes",
+        ] {
+            assert!(page.contains(heading), "{name}: {heading}");
+        }
+    }
+    let preset = stdout(&["explain", "grpc"]);
+    assert!(preset.contains("exponential-proportional-jitter"));
+}
+
+#[test]
+fn the_committed_catalog_is_what_the_report_command_writes() {
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/catalog.md");
+    let committed = std::fs::read_to_string(&committed).expect("docs/catalog.md exists");
+    assert_eq!(
+        stdout(&["report"]),
+        committed,
+        "docs/catalog.md is stale: run `cargo run --release -p stagger-cli -- report --out docs`"
+    );
+}
+
+#[test]
+fn the_readme_catalog_table_is_what_policies_prints() {
+    let readme = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let readme = std::fs::read_to_string(&readme).expect("README.md exists");
+    let listing = stdout(&["policies"]);
+    let catalog: String = listing
+        .lines()
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(catalog.lines().count() == 13, "{catalog}");
+    assert!(
+        readme.contains(&catalog),
+        "README's catalog table differs from `stagger policies`"
+    );
+}
