@@ -146,6 +146,12 @@ def curve_policy(spread, may_exceed_cap=False, draws=True):
         def next_delay(attempt):
             if failure == "permanent" or attempt >= p["max_attempts"]:
                 return None
+            if not draws and p["factor"] == 2.0:
+                # Without a draw, a doubling curve is exact in integer nanoseconds: a shift
+                # saturating at 2^64 - 1, then the cap.
+                base, e = p["base_ns"], max(attempt, 1) - 1
+                v = 0 if base == 0 else U64_MAX if e >= 64 else min(base << e, U64_MAX)
+                return min(v, p["cap_ns"])
             v = ceiling_ns(p["base_ns"], p["factor"], p["cap_ns"], attempt)
             u = rng.next_f64() if draws else 0.0
             limit = U64_MAX * 10 if may_exceed_cap else p["cap_ns"]

@@ -126,7 +126,7 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Checks that a multiplier is finite and positive.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_factor(param: &'static str, value: f64) -> Result<(), ConfigError> {
     check_finite(param, value)?;
     if value > 0.0 {
@@ -141,7 +141,7 @@ pub(crate) fn check_factor(param: &'static str, value: f64) -> Result<(), Config
 }
 
 /// Checks that a jitter fraction is finite and in `[0, 1]`, 0 meaning off.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_jitter(param: &'static str, value: f64) -> Result<(), ConfigError> {
     check_finite(param, value)?;
     if (0.0..=1.0).contains(&value) {
@@ -156,7 +156,7 @@ pub(crate) fn check_jitter(param: &'static str, value: f64) -> Result<(), Config
 }
 
 /// Checks that `max_attempts` counts at least the first attempt.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_attempts(max_attempts: u32) -> Result<(), ConfigError> {
     if max_attempts == 0 {
         Err(ConfigError::ZeroAttempts)
@@ -166,7 +166,7 @@ pub(crate) fn check_attempts(max_attempts: u32) -> Result<(), ConfigError> {
 }
 
 /// Checks that `cap >= base`.
-#[inline]
+#[inline(always)]
 pub(crate) fn check_cap(base: Duration, cap: Duration) -> Result<(), ConfigError> {
     if cap < base {
         Err(ConfigError::CapBelowBase { base, cap })
@@ -175,7 +175,7 @@ pub(crate) fn check_cap(base: Duration, cap: Duration) -> Result<(), ConfigError
     }
 }
 
-#[inline]
+#[inline(always)]
 fn check_finite(param: &'static str, value: f64) -> Result<(), ConfigError> {
     if value.is_finite() {
         Ok(())

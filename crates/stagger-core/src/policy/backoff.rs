@@ -133,6 +133,7 @@ impl<S: Spread> Backoff<S> {
         self.spread
     }
 
+    #[inline(always)]
     fn curve(&self) -> Curve {
         Curve::new(self.base, self.factor, self.cap)
     }
@@ -152,6 +153,7 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
         self.max_attempts
     }
 
+    #[inline(always)]
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_cap(self.base, self.cap)?;
         error::check_factor("factor", self.factor)?;
@@ -159,6 +161,7 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
         error::check_attempts(self.max_attempts)
     }
 
+    #[inline(always)]
     fn build<R: Rng>(self, rng: R) -> Result<CurvePolicy<S, R>, ConfigError> {
         self.validate()?;
         Ok(CurvePolicy::new(
@@ -171,9 +174,8 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
 
     fn bounds(&self, retry: u32) -> Bounds {
         let policy = CurvePolicy::new(self.curve(), 1, self.spread, ());
-        let v = policy.curve.ceiling_ns(retry);
-        let at_zero = policy.to_duration(self.spread.spread(v, 0.0));
-        let at_one = policy.to_duration(self.spread.spread(v, 1.0));
+        let at_zero = policy.delay(retry, 0.0);
+        let at_one = policy.delay(retry, 1.0);
         Bounds::new(at_zero.min(at_one), at_zero.max(at_one))
     }
 
@@ -207,6 +209,7 @@ pub struct CurvePolicy<S, R> {
 }
 
 impl<S: Spread, R> CurvePolicy<S, R> {
+    #[inline(always)]
     fn new(curve: Curve, max_attempts: u32, spread: S, rng: R) -> Self {
         Self {
             curve,
@@ -216,9 +219,15 @@ impl<S: Spread, R> CurvePolicy<S, R> {
         }
     }
 
-    /// Nanoseconds as a duration, clamped to the cap unless the spread may exceed it.
-    #[inline]
-    fn to_duration(&self, ns: f64) -> Duration {
+    /// The delay before `retry` for the draw `u`: the spread ceiling, in whole nanoseconds,
+    /// clamped to the cap unless the spread may exceed it. Without a draw and with a factor
+    /// of 2, the ceiling is computed exactly in integers.
+    #[inline(always)]
+    fn delay(&self, retry: u32, u: f64) -> Duration {
+        if !S::DRAWS && self.curve.doubles() {
+            return self.curve.doubling(retry);
+        }
+        let ns = self.spread.spread(self.curve.ceiling_ns(retry), u);
         let limit = if S::MAY_EXCEED_CAP {
             &Limit::UNBOUNDED
         } else {
@@ -229,13 +238,12 @@ impl<S: Spread, R> CurvePolicy<S, R> {
 }
 
 impl<S: Spread, R: Rng> Policy for CurvePolicy<S, R> {
-    #[inline]
+    #[inline(always)]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
         if !failure.is_retryable() || attempt >= self.max_attempts {
             return None;
         }
-        let v = self.curve.ceiling_ns(attempt);
         let u = if S::DRAWS { self.rng.next_f64() } else { 0.0 };
-        Some(self.to_duration(self.spread.spread(v, u)))
+        Some(self.delay(attempt, u))
     }
 }

@@ -61,7 +61,7 @@ impl Limit {
         max_ns: u64::MAX,
     };
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(max: Duration) -> Self {
         Self {
             max,
@@ -76,7 +76,7 @@ impl Limit {
 
     /// `ns` nanoseconds, truncated to whole nanoseconds and clamped to `[0, max]`. Negative
     /// values and NaN give zero; infinity gives `max`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn duration(&self, ns: f64) -> Duration {
         // A saturating conversion: negative and NaN become 0, anything past u64 becomes u64::MAX.
         let whole = ns as u64;
@@ -104,23 +104,55 @@ pub(crate) struct Curve {
     factor: f64,
     cap_ns: f64,
     cap: Limit,
+    /// The base in whole nanoseconds, saturated at `u64::MAX`, for the integer doubling path.
+    base_whole: u64,
 }
 
 impl Curve {
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(base: Duration, factor: f64, cap: Duration) -> Self {
         Self {
             base_ns: nanos(base),
             factor,
             cap_ns: nanos(cap),
             cap: Limit::new(cap),
+            base_whole: u64::try_from(base.as_nanos()).unwrap_or(u64::MAX),
+        }
+    }
+
+    /// Whether the growth factor is exactly 2, so that [`Curve::doubling`] applies.
+    #[inline]
+    pub(crate) fn doubles(&self) -> bool {
+        self.factor == 2.0
+    }
+
+    /// `min(cap, base * 2^(retry-1))` in exact integer nanoseconds: a shift that saturates
+    /// instead of overflowing, then the cap. Beyond 2^64 ns (584 years) it falls back to the
+    /// floating-point curve. For every base and cap below 2^53 ns it equals that curve exactly.
+    #[inline]
+    pub(crate) fn doubling(&self, retry: u32) -> Duration {
+        let e = retry.saturating_sub(1);
+        let base = self.base_whole;
+        let v = if e < base.leading_zeros() {
+            base << e
+        } else if base == 0 {
+            0
+        } else {
+            u64::MAX
+        };
+        if v < self.cap.max_ns {
+            Duration::from_nanos(v)
+        } else if self.cap.max_ns < u64::MAX {
+            self.cap.max
+        } else {
+            self.cap.duration(self.ceiling_ns(retry))
         }
     }
 
     /// The ceiling before retry `retry` (1-based), in nanoseconds: `min(cap, base * factor^(retry-1))`.
     ///
     /// Retry 0 is treated as retry 1. A zero base gives zero for every retry.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn ceiling_ns(&self, retry: u32) -> f64 {
         let v = self.base_ns * powi(self.factor, retry.saturating_sub(1));
         if v < self.cap_ns {

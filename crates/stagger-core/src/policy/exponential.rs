@@ -29,7 +29,7 @@ impl Spread for NoJitter {
     };
     const DRAWS: bool = false;
 
-    #[inline]
+    #[inline(always)]
     fn spread(&self, v: f64, _u: f64) -> f64 {
         v
     }

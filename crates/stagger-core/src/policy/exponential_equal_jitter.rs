@@ -29,7 +29,7 @@ impl Spread for EqualJitter {
     };
     const DRAWS: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn spread(&self, v: f64, u: f64) -> f64 {
         let half = 0.5 * v;
         half + half * u

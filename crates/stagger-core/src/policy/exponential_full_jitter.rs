@@ -28,7 +28,7 @@ impl Spread for FullJitter {
     };
     const DRAWS: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn spread(&self, v: f64, u: f64) -> f64 {
         v * u
     }

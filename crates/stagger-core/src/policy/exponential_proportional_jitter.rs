@@ -41,12 +41,12 @@ impl Spread for ProportionalJitter {
     const DRAWS: bool = true;
     const MAY_EXCEED_CAP: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn spread(&self, v: f64, u: f64) -> f64 {
         v * ((1.0 - self.r) + 2.0 * self.r * u)
     }
 
-    #[inline]
+    #[inline(always)]
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_jitter("jitter", self.r)
     }

@@ -40,12 +40,12 @@ impl Spread for SubtractiveJitter {
     };
     const DRAWS: bool = true;
 
-    #[inline]
+    #[inline(always)]
     fn spread(&self, v: f64, u: f64) -> f64 {
         v * (1.0 - self.jitter * u)
     }
 
-    #[inline]
+    #[inline(always)]
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_jitter("jitter", self.jitter)
     }
