@@ -641,6 +641,18 @@ mod hand_written {
         }
     }
 
+    /// A fixed delay behind an attempt limit, as any policy that enforces `max_attempts` must
+    /// check: the floor for `constant` (peers without a limit skip this check entirely).
+    #[divan::bench]
+    fn constant(bencher: Bencher) {
+        let limit = black_box(crate::MAX_ATTEMPTS);
+        let mut c = Cycle::new(
+            || black_box(BASE),
+            |base, n| (if n >= limit { None } else { Some(*base) }).expect(crate::EXHAUSTED),
+        );
+        bencher.bench_local(|| c.next());
+    }
+
     #[divan::bench]
     fn plain(bencher: Bencher) {
         let mut c = Cycle::new(|| Params::new(0), |p, n| Duration::from_nanos(p.exp_ns(n)));
