@@ -67,14 +67,5 @@ pub(crate) fn csv_record<S: AsRef<str>>(out: &mut dyn Write, cells: &[S]) -> io:
     writeln!(out, "{}", cells.join(","))
 }
 
-/// Milliseconds as text: a whole number when whole, up to six decimals otherwise.
-pub(crate) fn ms(d: std::time::Duration) -> String {
-    let nanos = d.as_nanos();
-    let (whole, frac) = (nanos / 1_000_000, nanos % 1_000_000);
-    if frac == 0 {
-        whole.to_string()
-    } else {
-        let frac = format!("{frac:06}");
-        format!("{whole}.{}", frac.trim_end_matches('0'))
-    }
-}
+/// Milliseconds as exact decimal text.
+pub(crate) use stagger_core::duration::millis_text as ms;

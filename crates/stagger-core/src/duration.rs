@@ -184,16 +184,35 @@ pub fn human(d: Duration) -> String {
     parts.join(" ")
 }
 
-/// `value / unit` with at most three decimals, trailing zeros (and a bare point) removed.
+/// `value / unit` with at most three decimals, truncated, trailing zeros removed.
 fn decimal(value: u128, unit: u128) -> String {
-    let thousandths = value * 1_000 / unit;
-    let (whole, fraction) = (thousandths / 1_000, thousandths % 1_000);
+    fixed(value * 1_000 / unit, 3)
+}
+
+/// `scaled / 10^digits` as decimal text, trailing zeros (and a bare point) removed.
+fn fixed(scaled: u128, digits: u32) -> String {
+    let one = 10u128.pow(digits);
+    let (whole, fraction) = (scaled / one, scaled % one);
     if fraction == 0 {
         whole.to_string()
     } else {
-        let fraction = format!("{fraction:03}");
+        let fraction = format!("{fraction:0width$}", width = digits as usize);
         format!("{whole}.{}", fraction.trim_end_matches('0'))
     }
+}
+
+/// A duration in milliseconds as exact decimal text: `127000`, `0.25`, `964.389636`.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::duration::millis_text;
+///
+/// assert_eq!(millis_text(Duration::from_secs(127)), "127000");
+/// assert_eq!(millis_text(Duration::from_nanos(964_389_636)), "964.389636");
+/// ```
+#[must_use]
+pub fn millis_text(d: Duration) -> String {
+    fixed(d.as_nanos(), 6)
 }
 
 /// A duration in milliseconds: a whole number when it is one, otherwise a fraction with
