@@ -1,0 +1,182 @@
+//! What the engine answers: the next attempt, a retry, or a stop, with a summary of the run.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::clock::Timestamp;
+use crate::duration::human;
+use crate::failure::Failure;
+
+/// Permission to make an attempt, with what the attempt should know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Attempt {
+    /// The attempt's number, 1 for the first call.
+    pub number: u32,
+    /// The time left before the run's deadline, to propagate downstream; `None` without a
+    /// deadline.
+    pub remaining: Option<Duration>,
+    /// The run's deadline, if it has one.
+    pub deadline: Option<Timestamp>,
+    /// The time since the run started.
+    pub elapsed: Duration,
+}
+
+/// A retry that will happen: wait `delay`, then make attempt `attempt + 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Retry {
+    /// The number of the attempt that just failed.
+    pub attempt: u32,
+    /// How long to wait before the next attempt: the policy's delay, raised to the server's
+    /// wait if it asked for a longer one.
+    pub delay: Duration,
+    /// The wait the server asked for, if any.
+    pub server_wait: Option<Duration>,
+    /// The time since the run started.
+    pub elapsed: Duration,
+    /// The time left before the deadline, before waiting; `None` without a deadline.
+    pub remaining: Option<Duration>,
+}
+
+/// Why a run stopped without success.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// The deadline passed: before an attempt could start, or while one ran. A success that
+    /// arrives at or after the deadline counts as this too: the caller's time is spent.
+    Deadline,
+    /// The policy allows no more attempts.
+    AttemptLimit,
+    /// The failure is permanent, or the operation is not idempotent and the failure may have
+    /// taken effect.
+    NotRetryable,
+    /// The next delay does not fit in the time left before the deadline. The engine never
+    /// shortens a delay to make it fit.
+    WaitExceedsBudget {
+        /// The delay the retry needed.
+        wait: Duration,
+        /// The time that was left.
+        remaining: Duration,
+    },
+    /// The server asked for a longer wait than the run agreed to honour.
+    ServerWaitTooLong {
+        /// The wait the server asked for.
+        asked: Duration,
+        /// The longest wait the run honours.
+        limit: Duration,
+    },
+    /// The shared retry budget refused the retry.
+    BudgetExhausted,
+    /// The shared budget refused the first attempt: no call was made.
+    BudgetRefusedFirstAttempt,
+    /// This run is nested inside another retrying layer's attempt, which owns recovery: it made
+    /// one attempt and leaves the retries to the outer layer.
+    OuterLayerOwnsRecovery,
+}
+
+impl StopReason {
+    /// A short, stable name: `deadline`, `attempt-limit`, `not-retryable`,
+    /// `wait-exceeds-budget`, `server-wait-too-long`, `budget-exhausted`,
+    /// `budget-refused-first-attempt`, `outer-layer-owns-recovery`.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Self::Deadline => "deadline",
+            Self::AttemptLimit => "attempt-limit",
+            Self::NotRetryable => "not-retryable",
+            Self::WaitExceedsBudget { .. } => "wait-exceeds-budget",
+            Self::ServerWaitTooLong { .. } => "server-wait-too-long",
+            Self::BudgetExhausted => "budget-exhausted",
+            Self::BudgetRefusedFirstAttempt => "budget-refused-first-attempt",
+            Self::OuterLayerOwnsRecovery => "outer-layer-owns-recovery",
+        }
+    }
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Deadline => f.write_str("the deadline passed"),
+            Self::AttemptLimit => f.write_str("no attempts left"),
+            Self::NotRetryable => f.write_str("the failure is not retryable"),
+            Self::WaitExceedsBudget { wait, remaining } => write!(
+                f,
+                "the next wait ({}) does not fit in the time left ({})",
+                human(*wait),
+                human(*remaining)
+            ),
+            Self::ServerWaitTooLong { asked, limit } => write!(
+                f,
+                "the server asked to wait {}, longer than the {} honoured",
+                human(*asked),
+                human(*limit)
+            ),
+            Self::BudgetExhausted => f.write_str("the retry budget is exhausted"),
+            Self::BudgetRefusedFirstAttempt => f.write_str("the budget refused the first attempt"),
+            Self::OuterLayerOwnsRecovery => f.write_str("an outer retrying layer owns recovery"),
+        }
+    }
+}
+
+/// What a run did, on success as on failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Summary {
+    /// Attempts made, counting the first.
+    pub attempts: u32,
+    /// The total of the delays between attempts.
+    pub waited: Duration,
+    /// The time from the start of the run to its end.
+    pub elapsed: Duration,
+    /// The kind of the last failure, if an attempt failed.
+    pub last_failure: Option<Failure>,
+}
+
+impl Summary {
+    /// Retries made: attempts after the first.
+    #[must_use]
+    pub const fn retries(&self) -> u32 {
+        self.attempts.saturating_sub(1)
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} attempt{} in {} ({} waiting)",
+            self.attempts,
+            if self.attempts == 1 { "" } else { "s" },
+            human(self.elapsed),
+            human(self.waited)
+        )
+    }
+}
+
+/// A run that stopped without success: why, and what it did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stopped {
+    /// Why it stopped.
+    pub reason: StopReason,
+    /// What it did.
+    pub summary: Summary,
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "gave up after {}: {}", self.summary, self.reason)
+    }
+}
+
+/// The engine's answer after an attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The attempt succeeded.
+    Success(Summary),
+    /// Wait, then try again.
+    Retry(Retry),
+    /// Stop.
+    Stop(Stopped),
+}
