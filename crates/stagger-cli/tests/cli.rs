@@ -248,7 +248,8 @@ fn policies_and_explain_cover_the_catalog() {
     ] {
         assert!(list.contains(line), "{line}");
     }
-    for name in ["constant", "decorrelated-jitter-v2", "no-retry"] {
+    for kind in stagger_core::PolicyKind::ALL {
+        let name = kind.name();
         let page = stdout(&["explain", name]);
         for heading in [
             "## When to use it",

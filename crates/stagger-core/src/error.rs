@@ -99,9 +99,12 @@ impl fmt::Display for ConfigError {
                 f,
                 "max_attempts must be at least 1 (it counts the first attempt), got 0"
             ),
-            Self::CapBelowBase { base, cap } => {
-                write!(f, "cap ({cap:?}) must be at least base ({base:?})")
-            }
+            Self::CapBelowBase { base, cap } => write!(
+                f,
+                "cap ({}) must be at least base ({})",
+                crate::duration::human(*cap),
+                crate::duration::human(*base)
+            ),
             Self::NotApplicable { param, policy } => {
                 write!(f, "{param} does not apply to the {policy} policy")
             }

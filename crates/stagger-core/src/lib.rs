@@ -28,10 +28,12 @@
 
 pub mod clock;
 pub mod duration;
+pub mod engine;
 pub mod error;
 pub mod failure;
 pub mod policy;
 pub mod preset;
+pub mod retry_after;
 pub mod rng;
 pub mod schedule;
 

@@ -32,6 +32,13 @@ pub struct Preset {
     notes: &'static str,
 }
 
+impl std::fmt::Display for Preset {
+    /// The preset's name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
 impl Preset {
     /// Seed 002's webhook delivery schedule: 1 s doubling to a 1 h cap, 8 attempts, jitter off.
     /// Retries wait 1, 2, 4, 8, 16, 32 and 64 s: 127 s in all.

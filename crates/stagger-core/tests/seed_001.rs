@@ -36,21 +36,21 @@ fn secs(s: f64) -> Duration {
 /// The script's `ScriptedCall`: each call takes `duration` of the clock, or all of `timeout`
 /// if it is shorter, in which case it raises a timeout.
 struct Scripted {
-    steps: std::vec::IntoIter<(u16, f64)>,
+    steps: std::collections::VecDeque<(u16, f64)>,
     timeouts: Vec<Duration>,
 }
 
 impl Scripted {
     fn new(steps: &[(u16, f64)]) -> Self {
         Self {
-            steps: steps.to_vec().into_iter(),
+            steps: steps.iter().copied().collect(),
             timeouts: Vec::new(),
         }
     }
 
     fn call(&mut self, now: &mut Timestamp, timeout: Duration) -> Option<u16> {
         self.timeouts.push(timeout);
-        let (status, duration) = self.steps.next().expect("a scripted step");
+        let (status, duration) = self.steps.pop_front().expect("a scripted step");
         let duration = secs(duration);
         *now = now.saturating_add(duration.min(timeout));
         (duration < timeout).then_some(status)

@@ -51,8 +51,9 @@ fn every_policy_reproduces_its_vectors() {
                     .map(|d| u64::try_from(d.as_nanos()).expect("fits"));
                 let want = want.as_u64();
                 if kind == PolicyKind::DecorrelatedJitterV2 {
-                    // This one formula goes through the platform's pow and tanh, which may
-                    // differ in their last bit between C libraries: allow one nanosecond.
+                    // stagger takes pow and tanh from the pure-Rust libm crate, the same on
+                    // every platform; the Python reference takes them from the C library,
+                    // which may differ in the last bit: allow one nanosecond.
                     let close = match (got, want) {
                         (Some(g), Some(w)) => g.abs_diff(w) <= 1,
                         (g, w) => g == w,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::{ArgGroup, ValueEnum};
 use serde::Serialize;
 use stagger_core::duration::human;
-use stagger_core::{AnyConfig, Bounds, Param, Preset, Schedule, SeededRng};
+use stagger_core::{AnyConfig, Bounds, ConfigError, Param, Preset, Schedule, SeededRng};
 
 use crate::flags::{self, Failure};
 use crate::render::{self, Table};
@@ -24,10 +24,15 @@ pub(crate) struct Args {
     #[command(flatten)]
     overrides: Overrides,
     /// Draw jitter from this seed.
-    #[arg(long, value_name = "N", conflicts_with = "key")]
+    #[arg(
+        long,
+        value_name = "N",
+        conflicts_with = "key",
+        allow_negative_numbers = true
+    )]
     seed: Option<u64>,
     /// Draw jitter from this key, such as a delivery id (the same key, the same schedule).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     key: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -46,7 +51,8 @@ pub(crate) struct Overrides {
     /// The growth factor of an exponential curve.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     factor: Option<f64>,
-    /// The jitter fraction in [0, 1] (subtractive and proportional jitter).
+    /// The jitter fraction in [0, 1]: the share of each delay that may be removed
+    /// (subtractive), or the half-width of the band around it (proportional).
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     jitter: Option<f64>,
     /// The most attempts, counting the first.
@@ -68,8 +74,13 @@ impl Overrides {
             .into_iter()
             .flatten()
             .try_fold(config, AnyConfig::set)?;
-        config.validate()?;
-        Ok(config)
+        match config.validate() {
+            // The user raised the base above a cap they did not set: name the flag they typed.
+            Err(err @ ConfigError::CapBelowBase { .. }) if self.cap.is_none() => Err(
+                Failure::Usage(format!("invalid --base: {err}; raise --cap as well")),
+            ),
+            other => Ok(other.map(|()| config)?),
+        }
     }
 }
 

@@ -169,6 +169,20 @@ impl AnyConfig {
     }
 }
 
+impl Default for AnyConfig {
+    /// `exponential-full-jitter` at its defaults: the catalog's default for a fleet.
+    fn default() -> Self {
+        Self::from(PolicyKind::ExponentialFullJitter)
+    }
+}
+
+impl std::fmt::Display for AnyConfig {
+    /// The catalog name.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kind().name())
+    }
+}
+
 impl From<PolicyKind> for AnyConfig {
     /// The policy's default configuration.
     fn from(kind: PolicyKind) -> Self {

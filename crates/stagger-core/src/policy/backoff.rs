@@ -228,12 +228,16 @@ impl<S: Spread, R> CurvePolicy<S, R> {
             return self.curve.doubling(retry);
         }
         let ns = self.spread.spread(self.curve.ceiling_ns(retry), u);
-        let limit = if S::MAY_EXCEED_CAP {
-            &Limit::UNBOUNDED
-        } else {
-            self.curve.cap()
-        };
-        limit.duration(ns)
+        if S::MAY_EXCEED_CAP {
+            return Limit::UNBOUNDED.duration(ns);
+        }
+        let delay = self.curve.cap().duration(ns);
+        if self.curve.float_may_round() {
+            // Past 2^53 ns the float ceiling can round above the exact schedule; a spread that
+            // promises never to exceed the ceiling is held to the exact one.
+            return delay.min(self.curve.doubling(retry));
+        }
+        delay
     }
 }
 

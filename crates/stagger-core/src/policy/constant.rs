@@ -11,6 +11,8 @@ use crate::rng::Rng;
 /// The same delay before every retry. See the [module page](self).
 ///
 /// It has no state and draws nothing, so the configuration is its own running policy.
+/// [`build`](PolicyConfig::build) is the checked way to get one; a configuration used directly
+/// is not validated, but no parameter makes it panic (`max_attempts = 0` gives up at once).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Constant {
     base: Duration,

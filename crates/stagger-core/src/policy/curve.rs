@@ -126,6 +126,13 @@ impl Curve {
         self.factor == 2.0
     }
 
+    /// Whether the floating-point ceiling may differ from the exact doubling: only with a
+    /// factor of 2 and a cap of 2^53 ns (104 days) or more, where `f64` rounds.
+    #[inline]
+    pub(crate) fn float_may_round(&self) -> bool {
+        self.doubles() && self.cap.max_ns >= 1 << 53
+    }
+
     /// `min(cap, base * 2^(retry-1))` in exact integer nanoseconds: a shift that saturates
     /// instead of overflowing, then the cap. Beyond 2^64 ns (584 years) it falls back to the
     /// floating-point curve. For every base and cap below 2^53 ns it equals that curve exactly.

@@ -22,9 +22,12 @@ pub struct DecorrelatedJitterV2 {
 const SCALE: f64 = 1.0 / 1.4;
 
 /// The formula's shape: `2^t * tanh(sqrt(4t))`, increasing in `t`, with `shape(0) = 0`.
+///
+/// `pow` and `tanh` come from the pure-Rust `libm` crate rather than the platform's C library,
+/// whose results may differ in the last bit, so a seed gives the same delays everywhere.
 #[inline]
 fn shape(t: f64) -> f64 {
-    2f64.powf(t) * (4.0 * t).sqrt().tanh()
+    libm::pow(2.0, t) * libm::tanh((4.0 * t).sqrt())
 }
 
 impl DecorrelatedJitterV2 {
@@ -92,11 +95,17 @@ impl PolicyConfig for DecorrelatedJitterV2 {
     }
 
     /// Retry `n` lies in `[0, (shape(n) - shape(n - 2)) * base / 1.4]` (the first retry in
-    /// `[0, shape(1) * base / 1.4]`), capped.
+    /// `[0, shape(1) * base / 1.4]`), capped. Far out (from retry 1025 on, where `2^n`
+    /// overflows) the band's top is the cap, which is also what the policy answers there.
     fn bounds(&self, retry: u32) -> Bounds {
         let n = f64::from(retry.max(1));
         let top = self.scaled(shape(n) - shape((n - 2.0).max(0.0)));
-        Bounds::new(Duration::ZERO, self.clamp(top))
+        let top = if top.is_finite() {
+            self.clamp(top)
+        } else {
+            self.cap
+        };
+        Bounds::new(Duration::ZERO, top)
     }
 
     /// The delays telescope: the first `N` add up to `shape(t_N) * base / 1.4` with `t_N` in
@@ -107,12 +116,14 @@ impl PolicyConfig for DecorrelatedJitterV2 {
         }
         let n = f64::from(retries);
         let largest = self.scaled(shape(n) - shape((n - 2.0).max(0.0)));
-        if largest.is_nan() || largest >= nanos(self.cap) {
+        if !largest.is_finite() || largest >= nanos(self.cap) {
             return None;
         }
-        // Each delay is truncated to whole nanoseconds, so the sum may fall short by `retries` ns.
-        let lo = self.scaled(shape(n - 1.0)) - n;
-        let hi = self.scaled(shape(n));
+        // Each delay is truncated to whole nanoseconds, so the sum may fall short by `retries`
+        // ns; the floating-point sum may drift from the telescoped value by a few ulps per term.
+        let slack = n + 4e-16 * n * self.scaled(shape(n));
+        let lo = self.scaled(shape(n - 1.0)) - slack;
+        let hi = self.scaled(shape(n)) + slack;
         let unbounded = Limit::new(Duration::MAX);
         Some(Bounds::new(unbounded.duration(lo), unbounded.duration(hi)))
     }

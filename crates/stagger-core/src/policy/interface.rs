@@ -124,10 +124,14 @@ pub struct Bounds {
 }
 
 impl Bounds {
-    /// The band `[min, max]`.
+    /// The band `[min, max]`. `min` should not exceed `max`; a reversed pair is reordered.
     #[must_use]
     pub const fn new(min: Duration, max: Duration) -> Self {
-        Self { min, max }
+        if min.as_nanos() <= max.as_nanos() {
+            Self { min, max }
+        } else {
+            Self { min: max, max: min }
+        }
     }
 
     /// The band holding `d` alone.
@@ -157,11 +161,13 @@ impl Bounds {
         }
     }
 
-    /// The part of `self` that lies in `other`, or `self` if they do not meet.
+    /// The part of `self` that lies in `other`, or `self` if they do not meet (which would
+    /// mean one of the two bands is wrong; debug builds assert it never happens).
     #[must_use]
     pub fn intersect(self, other: Self) -> Self {
         let min = self.min.max(other.min);
         let max = self.max.min(other.max);
+        debug_assert!(min <= max, "disjoint bands {self:?} and {other:?}");
         if min <= max { Self { min, max } } else { self }
     }
 }

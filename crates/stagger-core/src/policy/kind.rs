@@ -181,3 +181,20 @@ impl FromStr for PolicyKind {
             .ok_or_else(|| ConfigError::UnknownPolicy(name.to_owned()))
     }
 }
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for PolicyKind {
+    /// The catalog name, as a string.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for PolicyKind {
+    /// A catalog name; an unknown one is an error that lists the catalog.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}

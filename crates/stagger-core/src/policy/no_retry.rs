@@ -39,8 +39,13 @@ impl PolicyConfig for NoRetry {
         Bounds::exact(Duration::ZERO)
     }
 
+    /// Only `max_attempts = 1`, its own value, is accepted; every other parameter does not
+    /// apply.
     fn set(self, param: Param) -> Result<Self, ConfigError> {
-        Err(param.not_applicable(Self::KIND))
+        match param {
+            Param::MaxAttempts(1) => Ok(self),
+            other => Err(other.not_applicable(Self::KIND)),
+        }
     }
 }
 
