@@ -3,3 +3,25 @@
 #![warn(missing_docs)]
 
 pub use stagger_core::*;
+
+mod blocking_retry;
+pub mod blocking_sleep;
+pub mod classify;
+pub mod clock;
+mod nesting;
+pub mod notify;
+mod retry;
+mod retry_error;
+pub mod sleep;
+mod trace;
+
+pub use classify::{Classifier, Classify};
+pub use retry::{Nested, Outcome, ResultFuture, Retry, RetryFuture, Retryable, retry};
+pub use retry_error::RetryError;
+
+/// The blocking executor: [`blocking::retry`] and [`blocking::Retryable`], with the same
+/// builder as the async one, run with [`Retry::call`].
+pub mod blocking {
+    pub use crate::blocking_retry::{Retryable, retry};
+    pub use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
+}

@@ -217,39 +217,61 @@ impl<P: Policy, B: Budget> Run<P, B> {
     ///
     /// The checks run in seed 001's order: the deadline, success, a failure that is not
     /// retryable (or not safe to repeat), the attempt limit, then the delay, which must fit in
-    /// the time left and must be allowed by the budget.
+    /// the time left and must be allowed by the budget. [`succeeded`](Run::succeeded) and
+    /// [`failed`](Run::failed) are the same decision for a driver that already knows which.
     pub fn end(&mut self, now: Timestamp, result: Result<(), Failure>) -> Verdict {
-        let retried = self.attempts > 1;
-        match &result {
-            Ok(()) => self.budget.on_success(now, retried),
-            Err(failure) => {
-                self.budget.on_failure(now, failure);
-                self.last_failure = Some(*failure);
-            }
+        match result {
+            Ok(()) => match self.succeeded(now) {
+                Ok(summary) => Verdict::Success(summary),
+                Err(stopped) => Verdict::Stop(stopped),
+            },
+            Err(failure) => match self.failed(now, failure) {
+                Ok(retry) => Verdict::Retry(retry),
+                Err(stopped) => Verdict::Stop(stopped),
+            },
         }
+    }
+
+    /// Reports that the current attempt succeeded at `now`.
+    ///
+    /// # Errors
+    ///
+    /// [`StopReason::Deadline`] if it succeeded at or after the deadline: the caller's time is
+    /// spent, as seed 001 specifies.
+    pub fn succeeded(&mut self, now: Timestamp) -> Result<Summary, Stopped> {
+        self.budget.on_success(now, self.attempts > 1);
         if self.deadline.is_some_and(|d| now >= d) {
-            return Verdict::Stop(self.stop(now, StopReason::Deadline));
+            return Err(self.stop(now, StopReason::Deadline));
         }
-        let failure = match result {
-            Ok(()) => return Verdict::Success(self.summary(now)),
-            Err(failure) => failure,
-        };
+        Ok(self.summary(now))
+    }
+
+    /// Reports that the current attempt failed at `now` with `failure`, and returns the retry
+    /// to make.
+    ///
+    /// # Errors
+    ///
+    /// [`Stopped`] with the reason to give up, checked in seed 001's order.
+    pub fn failed(&mut self, now: Timestamp, failure: Failure) -> Result<Retry, Stopped> {
+        self.budget.on_failure(now, &failure);
+        self.last_failure = Some(failure);
+        if self.deadline.is_some_and(|d| now >= d) {
+            return Err(self.stop(now, StopReason::Deadline));
+        }
         if !failure.is_retryable() || !(self.options.idempotent || failure.had_no_effect()) {
-            return Verdict::Stop(self.stop(now, StopReason::NotRetryable));
+            return Err(self.stop(now, StopReason::NotRetryable));
         }
         if self.options.nested {
-            return Verdict::Stop(self.stop(now, StopReason::OuterLayerOwnsRecovery));
+            return Err(self.stop(now, StopReason::OuterLayerOwnsRecovery));
         }
         let Some(mut delay) = self.policy.next_delay(self.attempts, &failure) else {
-            return Verdict::Stop(self.stop(now, StopReason::AttemptLimit));
+            return Err(self.stop(now, StopReason::AttemptLimit));
         };
         let server_wait = failure.retry_after();
         if let Some(asked) = server_wait {
             let limit = self.options.max_server_wait;
             if asked > limit {
-                return Verdict::Stop(
-                    self.stop(now, StopReason::ServerWaitTooLong { asked, limit }),
-                );
+                return Err(self.stop(now, StopReason::ServerWaitTooLong { asked, limit }));
             }
             delay = delay.max(asked);
         }
@@ -260,14 +282,14 @@ impl<P: Policy, B: Budget> Run<P, B> {
                     wait: delay,
                     remaining,
                 };
-                return Verdict::Stop(self.stop(now, reason));
+                return Err(self.stop(now, reason));
             }
         }
         if !self.budget.try_retry(now, &failure) {
-            return Verdict::Stop(self.stop(now, StopReason::BudgetExhausted));
+            return Err(self.stop(now, StopReason::BudgetExhausted));
         }
         self.waited = self.waited.saturating_add(delay);
-        Verdict::Retry(Retry {
+        Ok(Retry {
             attempt: self.attempts,
             delay,
             server_wait,

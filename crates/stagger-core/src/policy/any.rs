@@ -159,6 +159,16 @@ impl AnyConfig {
         Ok(each_policy!(Self, self, c => c.set(param)?, wrap Self))
     }
 
+    /// Checks the configuration and builds a running policy seeded from process entropy; see
+    /// [`PolicyConfig::policy`].
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](AnyConfig::validate).
+    pub fn policy(self) -> Result<AnyPolicy<crate::SeededRng>, ConfigError> {
+        self.build(crate::SeededRng::from_entropy())
+    }
+
     /// Checks the configuration and builds a running policy that draws from `rng`.
     ///
     /// # Errors

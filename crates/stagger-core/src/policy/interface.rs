@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{Param, PolicyKind};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-use crate::rng::Rng;
+use crate::rng::{Rng, SeededRng};
 
 /// A running retry policy: asked after each failure how long to wait before the next attempt.
 ///
@@ -83,6 +83,17 @@ pub trait PolicyConfig: Copy + fmt::Debug {
     ///
     /// The [`ConfigError`] of [`validate`](PolicyConfig::validate).
     fn build<R: Rng>(self, rng: R) -> Result<Self::Policy<R>, ConfigError>;
+
+    /// Checks the configuration and builds a running policy with its own generator, seeded
+    /// from process entropy ([`SeededRng::from_entropy`]): what a production caller wants when
+    /// no seed or key matters. No two policies built this way share a sequence.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](PolicyConfig::validate).
+    fn policy(self) -> Result<Self::Policy<SeededRng>, ConfigError> {
+        self.build(SeededRng::from_entropy())
+    }
 
     /// The band the delay before retry `retry` (1-based) falls in, for a retryable failure.
     ///

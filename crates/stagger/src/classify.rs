@@ -1,0 +1,81 @@
+//! Classification: which failures are worth retrying, decided on purpose.
+//!
+//! A blanket catch-and-retry hides programming errors and can turn a small incident into an
+//! overload. So the executors ask a [`Classifier`] what each error is. The default asks the
+//! error itself, through [`Classify`]: implement it for your error type, or pass a closure to
+//! `.classify(...)`. [`retry_any`] is the explicit way to retry everything.
+
+use stagger_core::Failure;
+
+/// An error type that knows what kind of failure it is.
+pub trait Classify {
+    /// The kind of failure this error is.
+    fn classify(&self) -> Failure;
+}
+
+/// Decides what kind of failure an error is.
+///
+/// Implemented for every `Fn(&E) -> Failure`, so a closure is a classifier.
+pub trait Classifier<E> {
+    /// The kind of failure `error` is.
+    fn classify(&self, error: &E) -> Failure;
+}
+
+impl<E, F: Fn(&E) -> Failure> Classifier<E> for F {
+    #[inline]
+    fn classify(&self, error: &E) -> Failure {
+        self(error)
+    }
+}
+
+/// The default classifier: asks the error, through its [`Classify`] implementation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByKind;
+
+impl<E: Classify> Classifier<E> for ByKind {
+    #[inline]
+    fn classify(&self, error: &E) -> Failure {
+        error.classify()
+    }
+}
+
+/// Treats every error as retryable: the blanket catch-and-retry, for when you mean it.
+///
+/// ```
+/// use stagger::classify::retry_any;
+/// use stagger::Failure;
+/// assert_eq!(retry_any(&"anything"), Failure::Retryable);
+/// ```
+pub fn retry_any<E: ?Sized>(_error: &E) -> Failure {
+    Failure::Retryable
+}
+
+/// I/O errors: a refused connection had no effect; a timeout's effect is unknown; resets and
+/// interruptions are transient; everything else (not found, permission denied, invalid input,
+/// ...) is permanent.
+///
+/// ```
+/// use std::io::{Error, ErrorKind};
+/// use stagger::classify::Classify;
+/// use stagger::Failure;
+///
+/// assert_eq!(Error::from(ErrorKind::ConnectionRefused).classify(), Failure::Rejected);
+/// assert_eq!(Error::from(ErrorKind::TimedOut).classify(), Failure::Timeout);
+/// assert_eq!(Error::from(ErrorKind::NotFound).classify(), Failure::Permanent);
+/// ```
+impl Classify for std::io::Error {
+    fn classify(&self) -> Failure {
+        use std::io::ErrorKind as K;
+        match self.kind() {
+            K::ConnectionRefused | K::AddrNotAvailable => Failure::Rejected,
+            K::TimedOut | K::WouldBlock => Failure::Timeout,
+            K::ConnectionReset
+            | K::ConnectionAborted
+            | K::BrokenPipe
+            | K::NotConnected
+            | K::UnexpectedEof
+            | K::Interrupted => Failure::Retryable,
+            _ => Failure::Permanent,
+        }
+    }
+}

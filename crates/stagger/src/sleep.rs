@@ -1,0 +1,59 @@
+//! Waiting, for the async executor: a one-method trait, so any runtime can drive it.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// Waits asynchronously.
+///
+/// Implemented for every `Fn(Duration) -> impl Future<Output = ()>`, so a runtime's sleep
+/// function is a sleeper; [`TokioSleeper`] comes with the `tokio` feature.
+pub trait Sleeper {
+    /// The future of one wait.
+    type Sleep: Future<Output = ()>;
+
+    /// A future that completes after `duration`.
+    fn sleep(&self, duration: Duration) -> Self::Sleep;
+}
+
+impl<F, Fut> Sleeper for F
+where
+    F: Fn(Duration) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    type Sleep = Fut;
+
+    fn sleep(&self, duration: Duration) -> Fut {
+        self(duration)
+    }
+}
+
+/// tokio's timer. Waits longer than 30 years are shortened to 30 years, which tokio can
+/// represent, instead of overflowing its clock (tokio-retry panicked on `Duration::MAX`).
+#[cfg(feature = "tokio")]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TokioSleeper;
+
+#[cfg(feature = "tokio")]
+impl Sleeper for TokioSleeper {
+    type Sleep = tokio::time::Sleep;
+
+    fn sleep(&self, duration: Duration) -> tokio::time::Sleep {
+        const THIRTY_YEARS: Duration = Duration::from_secs(30 * 365 * 86_400);
+        tokio::time::sleep(duration.min(THIRTY_YEARS))
+    }
+}
+
+/// A placeholder for "no sleeper chosen": without the `tokio` feature, pass one with
+/// `.sleeper(...)`, such as your runtime's sleep function.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoSleeper;
+
+/// The async executor's default sleeper: [`TokioSleeper`] with the `tokio` feature, otherwise
+/// [`NoSleeper`], which does not sleep and so must be replaced.
+#[cfg(feature = "tokio")]
+pub type DefaultSleeper = TokioSleeper;
+
+/// The async executor's default sleeper: [`NoSleeper`] without the `tokio` feature, which must be
+/// replaced with `.sleeper(...)`.
+#[cfg(not(feature = "tokio"))]
+pub type DefaultSleeper = NoSleeper;

@@ -1,0 +1,53 @@
+//! `tracing` events, when the `tracing` feature is on; nothing otherwise.
+
+use stagger_core::Failure;
+use stagger_core::engine::{Retry, Stopped, Summary};
+
+/// A retry will happen.
+#[inline]
+pub(crate) fn retrying(retry: &Retry, failure: &Failure) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(
+        target: "stagger",
+        attempt = retry.attempt,
+        failure = failure.name(),
+        delay_ms = retry.delay.as_secs_f64() * 1e3,
+        elapsed_ms = retry.elapsed.as_secs_f64() * 1e3,
+        remaining_ms = retry.remaining.map(|r| r.as_secs_f64() * 1e3),
+        "retrying"
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (retry, failure);
+}
+
+/// The run gave up.
+#[inline]
+pub(crate) fn gave_up(stopped: &Stopped) {
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        target: "stagger",
+        reason = stopped.reason.name(),
+        attempts = stopped.summary.attempts,
+        elapsed_ms = stopped.summary.elapsed.as_secs_f64() * 1e3,
+        "gave up: {}",
+        stopped.reason
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = stopped;
+}
+
+/// The run succeeded.
+#[inline]
+pub(crate) fn succeeded(summary: &Summary) {
+    #[cfg(feature = "tracing")]
+    if summary.attempts > 1 {
+        tracing::debug!(
+            target: "stagger",
+            attempts = summary.attempts,
+            elapsed_ms = summary.elapsed.as_secs_f64() * 1e3,
+            "succeeded after retries"
+        );
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = summary;
+}
