@@ -8,6 +8,8 @@ mod blocking_retry;
 pub mod blocking_sleep;
 pub mod classify;
 pub mod clock;
+#[cfg(feature = "http")]
+pub mod http;
 mod nesting;
 pub mod notify;
 mod retry;

@@ -1,0 +1,1 @@
+//! HTTP: classification, idempotency and server-directed waits for `http` crate types.
