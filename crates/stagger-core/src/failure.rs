@@ -107,3 +107,18 @@ impl Failure {
         }
     }
 }
+
+impl std::fmt::Display for Failure {
+    /// The kind's name, with the server's wait when it asked for one: `throttled (retry after
+    /// 2 s)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())?;
+        match self.retry_after() {
+            Some(wait) if !matches!(self, Self::RetryAfter(_)) => {
+                write!(f, " (retry after {})", crate::duration::human(wait))
+            }
+            Some(wait) => write!(f, " {}", crate::duration::human(wait)),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The async executor on any runtime: ownership of recovery inside one task, cancellation at
+//! the deadline, zero delays without the timer.
+
+mod support;
+
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::{Pin, pin};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use stagger::engine::StopReason;
+use stagger::policy::{Constant, Immediate};
+use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
+
+/// A runtime of our own: polls one future to completion with a no-op waker. Timers are
+/// futures that are ready at once.
+fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+    }
+}
+
+async fn ready_sleep(_: Duration) {}
+
+#[derive(Debug)]
+struct Unavailable;
+
+type Layer<'a> = Pin<Box<dyn Future<Output = Result<(), Unavailable>> + 'a>>;
+
+fn nested(depth: u32, mode: Nested, leaf_calls: &Cell<u32>) -> Layer<'_> {
+    Box::pin(async move {
+        if depth == 0 {
+            leaf_calls.set(leaf_calls.get() + 1);
+            return Err(Unavailable);
+        }
+        let policy = Constant::new()
+            .with_base(Duration::from_millis(1))
+            .with_max_attempts(3);
+        stagger::retry(policy.build(SeededRng::new(0)).unwrap(), |_| {
+            nested(depth - 1, mode, leaf_calls)
+        })
+        .classify(|_: &Unavailable| Failure::Retryable)
+        .when_nested(mode)
+        .sleeper(ready_sleep)
+        .clock(ManualClock::new())
+        .await
+        .map_err(|_| Unavailable)
+    })
+}
+
+#[test]
+fn nested_async_layers_in_one_task_leave_recovery_to_the_outermost_on_any_runtime() {
+    let calls = Cell::new(0);
+    assert!(block_on(nested(3, Nested::SingleAttempt, &calls)).is_err());
+    assert_eq!(calls.get(), 3);
+    let calls = Cell::new(0);
+    assert!(block_on(nested(3, Nested::Retry, &calls)).is_err());
+    assert_eq!(calls.get(), 27);
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn nested_async_layers_on_tokio() {
+    let calls = Cell::new(0);
+    assert!(nested(3, Nested::SingleAttempt, &calls).await.is_err());
+    assert_eq!(calls.get(), 3);
+    let calls = Cell::new(0);
+    assert!(nested(3, Nested::Retry, &calls).await.is_err());
+    assert_eq!(calls.get(), 27);
+}
+
+#[test]
+fn zero_delays_do_not_touch_the_timer() {
+    let sleeps = Rc::new(Cell::new(0));
+    let counter = sleeps.clone();
+    let policy = Immediate::new()
+        .with_max_attempts(8)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let outcome = block_on(
+        stagger::retry(policy, |attempt| async move {
+            if attempt.number < 8 {
+                Err(Unavailable)
+            } else {
+                Ok(attempt.number)
+            }
+        })
+        .classify(|_: &Unavailable| Failure::Retryable)
+        .sleeper(move |_| {
+            counter.set(counter.get() + 1);
+            ready_sleep(Duration::ZERO)
+        })
+        .clock(ManualClock::new())
+        .outcome(),
+    );
+    assert_eq!(outcome.result.unwrap(), 8);
+    assert_eq!(outcome.summary.attempts, 8);
+    assert_eq!(
+        sleeps.get(),
+        0,
+        "no timer for a zero delay, and none for a run without deadline"
+    );
+}
+
+/// Sets a flag when dropped: shows that the executor cancels (drops) the attempt.
+struct DropFlag(Rc<Cell<bool>>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.set(true);
+    }
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn the_deadline_cancels_the_attempt_in_flight_and_counts_it_as_a_timeout() {
+    let dropped = Rc::new(Cell::new(false));
+    let flag = dropped.clone();
+    let policy = Constant::new().build(SeededRng::new(0)).unwrap();
+    let err = stagger::retry(policy, move |_| {
+        let guard = DropFlag(flag.clone());
+        async move {
+            let _guard = guard;
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<(), Unavailable>(())
+        }
+    })
+    .classify(|_: &Unavailable| Failure::Retryable)
+    .timeout(Duration::from_millis(300))
+    .await
+    .unwrap_err();
+    assert!(dropped.get(), "the in-flight attempt was dropped");
+    assert_eq!(err.reason(), StopReason::Deadline);
+    assert_eq!(err.summary().attempts, 1);
+    assert_eq!(err.summary().last_failure, Some(Failure::Timeout));
+    assert_eq!(err.summary().elapsed, Duration::from_millis(300));
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn the_no_argument_form_reads_like_the_peers() {
+    use stagger::Retryable;
+    let calls = Cell::new(0);
+    let op = || async {
+        calls.set(calls.get() + 1);
+        if calls.get() < 3 {
+            Err(Unavailable)
+        } else {
+            Ok(calls.get())
+        }
+    };
+    let policy = Constant::new()
+        .with_base(Duration::from_millis(5))
+        .policy()
+        .unwrap();
+    let value = op
+        .retry(policy)
+        .classify(|_: &Unavailable| Failure::Retryable)
+        .await
+        .unwrap();
+    assert_eq!(value, 3);
+}

@@ -1,0 +1,237 @@
+//! The executors' contract beyond seed 001's script: ownership of recovery, server-directed
+//! waits, zero delays, the hook, and the summary.
+
+mod support;
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use stagger::engine::StopReason;
+use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
+use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
+use support::RecordingSleeper;
+
+fn three_attempts() -> Constant {
+    Constant::new()
+        .with_base(Duration::ZERO)
+        .with_max_attempts(3)
+}
+
+#[derive(Debug)]
+struct Unavailable;
+
+fn retryable(_: &Unavailable) -> Failure {
+    Failure::Retryable
+}
+
+/// Three retrying layers, each allowing three attempts, around a leaf that always fails.
+fn nested_blocking(depth: u32, nested: Nested, leaf_calls: &Cell<u32>) -> Result<(), Unavailable> {
+    if depth == 0 {
+        leaf_calls.set(leaf_calls.get() + 1);
+        return Err(Unavailable);
+    }
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    stagger::blocking::retry(policy, |_| nested_blocking(depth - 1, nested, leaf_calls))
+        .classify(retryable)
+        .when_nested(nested)
+        .call()
+        .map_err(|_| Unavailable)
+}
+
+#[test]
+fn nested_blocking_layers_leave_recovery_to_the_outermost() {
+    let calls = Cell::new(0);
+    assert!(nested_blocking(3, Nested::SingleAttempt, &calls).is_err());
+    assert_eq!(calls.get(), 3, "only the outer layer retries");
+    let calls = Cell::new(0);
+    assert!(nested_blocking(3, Nested::Retry, &calls).is_err());
+    assert_eq!(calls.get(), 27, "opted out, the layers multiply: 3^3");
+}
+
+#[test]
+fn the_inner_layer_says_why_it_stopped() {
+    let inner_reason = RefCell::new(None);
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let _ = stagger::blocking::retry(policy, |_| {
+        let inner = three_attempts().build(SeededRng::new(1)).unwrap();
+        let result = stagger::blocking::retry(inner, |_| Err::<(), _>(Unavailable))
+            .classify(retryable)
+            .call();
+        *inner_reason.borrow_mut() = result.err().map(|e| e.reason());
+        Err::<(), _>(Unavailable)
+    })
+    .classify(retryable)
+    .call();
+    assert_eq!(
+        inner_reason.into_inner(),
+        Some(StopReason::OuterLayerOwnsRecovery)
+    );
+}
+
+#[test]
+fn a_sequential_run_after_another_is_not_nested() {
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let first = stagger::blocking::retry(policy, |_| Err::<(), _>(Unavailable))
+        .classify(retryable)
+        .call();
+    assert_eq!(first.unwrap_err().summary().attempts, 3);
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let second = stagger::blocking::retry(policy, |_| Err::<(), _>(Unavailable))
+        .classify(retryable)
+        .call();
+    assert_eq!(
+        second.unwrap_err().summary().attempts,
+        3,
+        "the mark is cleared after a run"
+    );
+}
+
+#[test]
+fn a_server_directed_wait_is_a_floor_never_undercut() {
+    for seed in 0..50 {
+        let clock = ManualClock::new();
+        let sleeper = RecordingSleeper::new(&clock);
+        let policy = ExponentialFullJitter::new()
+            .with_base(Duration::from_millis(10))
+            .build(SeededRng::new(seed))
+            .unwrap();
+        let mut attempts = 0;
+        let result = stagger::blocking::retry(policy, |_| {
+            attempts += 1;
+            if attempts == 1 {
+                Err(Failure::RetryAfter(Duration::from_secs(2)))
+            } else {
+                Ok(())
+            }
+        })
+        .classify(|f: &Failure| *f)
+        .sleeper(sleeper.sleeper())
+        .clock(clock.clone())
+        .call();
+        assert!(result.is_ok());
+        assert_eq!(sleeper.waits(), [Duration::from_secs(2)], "seed {seed}");
+    }
+}
+
+#[test]
+fn a_server_wait_that_cannot_fit_gives_up_now_and_says_why() {
+    let clock = ManualClock::new();
+    let sleeper = RecordingSleeper::new(&clock);
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let err = stagger::blocking::retry(policy, |_| {
+        Err::<(), _>(Failure::RetryAfter(Duration::from_secs(10)))
+    })
+    .classify(|f: &Failure| *f)
+    .timeout(Duration::from_secs(5))
+    .sleeper(sleeper.sleeper())
+    .clock(clock.clone())
+    .call()
+    .unwrap_err();
+    assert_eq!(
+        err.reason(),
+        StopReason::WaitExceedsBudget {
+            wait: Duration::from_secs(10),
+            remaining: Duration::from_secs(5)
+        }
+    );
+    assert!(sleeper.waits().is_empty(), "never a shortened wait");
+
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let err = stagger::blocking::retry(policy, |_| {
+        Err::<(), _>(Failure::Throttled(Some(Duration::from_secs(600))))
+    })
+    .classify(|f: &Failure| *f)
+    .sleeper(sleeper.sleeper())
+    .clock(clock)
+    .call()
+    .unwrap_err();
+    assert_eq!(
+        err.reason(),
+        StopReason::ServerWaitTooLong {
+            asked: Duration::from_secs(600),
+            limit: Duration::from_secs(300)
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "gave up after 1 attempt in 0 ms (0 ms waiting): the server asked to wait 10 min, \
+         longer than the 5 min honoured; last error: throttled (retry after 10 min)"
+    );
+}
+
+#[test]
+fn non_idempotent_work_is_retried_only_after_failures_with_no_effect() {
+    for (failure, retried) in [
+        (Failure::Retryable, false),
+        (Failure::Timeout, false),
+        (Failure::RetryAfter(Duration::ZERO), false),
+        (Failure::Rejected, true),
+        (Failure::Throttled(None), true),
+    ] {
+        let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+        let err = stagger::blocking::retry(policy, |_| Err::<(), _>(failure))
+            .classify(|f: &Failure| *f)
+            .idempotent(false)
+            .call()
+            .unwrap_err();
+        assert_eq!(
+            err.summary().attempts,
+            if retried { 3 } else { 1 },
+            "{failure:?}"
+        );
+    }
+}
+
+#[test]
+fn zero_delays_never_touch_the_sleeper_and_the_hook_hears_only_real_retries() {
+    let sleeps = Cell::new(0);
+    let events = RefCell::new(Vec::new());
+    let mut calls = 0;
+    let policy = Immediate::new()
+        .with_max_attempts(4)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let outcome = stagger::blocking::retry(policy, |attempt| {
+        calls += 1;
+        if attempt.number < 3 {
+            Err(Unavailable)
+        } else {
+            Ok("done")
+        }
+    })
+    .classify(retryable)
+    .sleeper(|_| sleeps.set(sleeps.get() + 1))
+    .notify(|event: &stagger::notify::RetryEvent<'_, Unavailable>| {
+        events
+            .borrow_mut()
+            .push((event.attempt, event.delay, event.failure));
+    })
+    .call_outcome();
+    assert_eq!(outcome.result.unwrap(), "done");
+    assert_eq!(sleeps.get(), 0);
+    assert_eq!(
+        events.into_inner(),
+        [
+            (1, Duration::ZERO, Failure::Retryable),
+            (2, Duration::ZERO, Failure::Retryable)
+        ]
+    );
+    // The summary comes on success too.
+    assert_eq!(
+        (outcome.summary.attempts, outcome.summary.retries()),
+        (3, 2)
+    );
+    assert_eq!(outcome.summary.last_failure, Some(Failure::Retryable));
+}
+
+#[test]
+fn the_hook_is_silent_when_the_run_gives_up() {
+    let events = Cell::new(0);
+    let policy = three_attempts().build(SeededRng::new(0)).unwrap();
+    let result = stagger::blocking::retry(policy, |_| Err::<(), _>(Failure::Permanent))
+        .classify(|f: &Failure| *f)
+        .notify(|_: &stagger::notify::RetryEvent<'_, Failure>| events.set(events.get() + 1))
+        .call();
+    assert_eq!(result.unwrap_err().reason(), StopReason::NotRetryable);
+    assert_eq!(events.get(), 0);
+}
