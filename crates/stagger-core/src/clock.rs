@@ -6,8 +6,8 @@
 //! reads the operating system's clock.
 
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A point on a monotonic timeline: the time elapsed since the clock's origin.
@@ -39,24 +39,28 @@ impl Timestamp {
     }
 
     /// The timestamp `since_origin` after the origin.
+    #[inline]
     #[must_use]
     pub const fn from_duration(since_origin: Duration) -> Self {
         Self(since_origin)
     }
 
     /// The time elapsed between the origin and this timestamp.
+    #[inline]
     #[must_use]
     pub const fn since_origin(self) -> Duration {
         self.0
     }
 
     /// This timestamp moved `d` later, saturating at [`Timestamp::MAX`].
+    #[inline]
     #[must_use]
     pub const fn saturating_add(self, d: Duration) -> Self {
         Self(self.0.saturating_add(d))
     }
 
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
+    #[inline]
     #[must_use]
     pub const fn saturating_duration_since(self, earlier: Self) -> Duration {
         self.0.saturating_sub(earlier.0)
@@ -89,31 +93,36 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     }
 }
 
-/// The operating system's monotonic clock, with its origin at construction.
-#[derive(Clone, Copy, Debug)]
+/// The operating system's monotonic clock. Its origin is the first time it is read, so making
+/// one costs nothing.
+#[derive(Clone, Debug, Default)]
 pub struct MonotonicClock {
-    origin: Instant,
+    origin: OnceLock<Instant>,
 }
 
 impl MonotonicClock {
+    /// A clock whose origin will be its first reading.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            origin: OnceLock::new(),
+        }
+    }
+
     /// A clock whose origin is now.
     #[must_use]
-    pub fn new() -> Self {
-        #[allow(clippy::disallowed_methods)] // This module is the single wrapper of the OS clock.
-        let origin = Instant::now();
-        Self { origin }
-    }
-}
-
-impl Default for MonotonicClock {
-    fn default() -> Self {
-        Self::new()
+    pub fn starting_now() -> Self {
+        let clock = Self::new();
+        clock.now();
+        clock
     }
 }
 
 impl Clock for MonotonicClock {
     fn now(&self) -> Timestamp {
-        Timestamp(self.origin.elapsed())
+        #[allow(clippy::disallowed_methods)] // This module is the single wrapper of the OS clock.
+        let now = Instant::now();
+        Timestamp(now.saturating_duration_since(*self.origin.get_or_init(|| now)))
     }
 }
 

@@ -90,13 +90,17 @@ where
     /// # Errors
     ///
     /// A [`RetryError`](crate::RetryError) with the reason, the summary and the last error.
+    #[inline]
     pub fn call(self) -> Result<T, crate::RetryError<E>> {
         self.call_outcome().result
     }
 
     /// Like [`call`](Retry::call), and also reports what the executor did, on success too.
+    #[inline]
     pub fn call_outcome(self) -> Outcome<T, E> {
         let mut driver = Driver::start(self);
+        let span = trace::RunSpan::new();
+        let _span = span.enter();
         let mut last_error = None;
         loop {
             let attempt = match driver.run.begin(driver.clock.now()) {

@@ -12,11 +12,13 @@ thread_local! {
 }
 
 /// Whether the current thread is inside some executor's attempt.
+#[inline]
 pub(crate) fn inside_an_attempt() -> bool {
     DEPTH.with(|d| d.get() > 0)
 }
 
 /// Marks the current thread as inside an attempt until the guard is dropped.
+#[inline]
 pub(crate) fn enter() -> Guard {
     DEPTH.with(|d| d.set(d.get().saturating_add(1)));
     Guard(())
@@ -26,6 +28,7 @@ pub(crate) fn enter() -> Guard {
 pub(crate) struct Guard(());
 
 impl Drop for Guard {
+    #[inline]
     fn drop(&mut self) {
         DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
     }

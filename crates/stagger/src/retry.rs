@@ -343,6 +343,7 @@ where
         RetryFuture {
             start: Some(self),
             run: None,
+            span: trace::RunSpan::new(),
             last_error: None,
             state: State::Idle,
             _output: PhantomData,
@@ -393,6 +394,7 @@ where
 {
     type Output = Result<T, RetryError<E>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.project().inner.poll(cx).map(|outcome| outcome.result)
     }
@@ -418,6 +420,7 @@ pin_project! {
     pub struct RetryFuture<F, Fut, P, C, S: Sleeper, K, B, N, T, E> {
         start: Option<Retry<F, P, C, S, K, B, N>>,
         run: Option<Driver<F, P, C, S, K, B, N>>,
+        span: trace::RunSpan,
         last_error: Option<E>,
         #[pin]
         state: State<Fut, S::Sleep>,
@@ -441,6 +444,7 @@ where
     K: Clock,
     B: Budget,
 {
+    #[inline(always)]
     pub(crate) fn start(retry: Retry<F, P, C, S, K, B, N>) -> Self {
         let options = retry.run_options();
         let now = retry.clock.now();
@@ -456,6 +460,7 @@ where
 
     /// Decides after an attempt failed with `error`: the hook hears of a retry before it
     /// happens.
+    #[inline(always)]
     pub(crate) fn failed<E>(&mut self, now: Timestamp, error: &E) -> Result<Planned, Stopped>
     where
         C: Classifier<E>,
@@ -497,6 +502,7 @@ where
 {
     type Output = Outcome<T, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<T, E>> {
         let mut this = self.project();
         if let Some(retry) = this.start.take() {
@@ -505,6 +511,7 @@ where
         let Some(driver) = this.run.as_mut() else {
             panic!("RetryFuture polled after it completed");
         };
+        let _span = this.span.enter();
         loop {
             match this.state.as_mut().project() {
                 StateProj::Idle => {

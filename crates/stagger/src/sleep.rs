@@ -6,7 +6,7 @@ use std::time::Duration;
 /// Waits asynchronously.
 ///
 /// Implemented for every `Fn(Duration) -> impl Future<Output = ()>`, so a runtime's sleep
-/// function is a sleeper; [`TokioSleeper`] comes with the `tokio` feature.
+/// function is a sleeper; `TokioSleeper` comes with the `tokio` feature.
 pub trait Sleeper {
     /// The future of one wait.
     type Sleep: Future<Output = ()>;

@@ -51,3 +51,34 @@ pub(crate) fn succeeded(summary: &Summary) {
     #[cfg(not(feature = "tracing"))]
     let _ = summary;
 }
+
+/// The span of one retried operation: entered while it runs (for async, during each poll), so
+/// the operation's own events nest under it.
+#[derive(Debug)]
+pub(crate) struct RunSpan {
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+}
+
+/// What [`RunSpan::enter`] returns: the span's guard, or nothing without the feature.
+#[cfg(feature = "tracing")]
+pub(crate) type Entered<'a> = tracing::span::Entered<'a>;
+/// What [`RunSpan::enter`] returns: the span's guard, or nothing without the feature.
+#[cfg(not(feature = "tracing"))]
+pub(crate) type Entered<'a> = std::marker::PhantomData<&'a ()>;
+
+impl RunSpan {
+    pub(crate) fn new() -> Self {
+        Self {
+            #[cfg(feature = "tracing")]
+            span: tracing::debug_span!(target: "stagger", "retry"),
+        }
+    }
+
+    pub(crate) fn enter(&self) -> Entered<'_> {
+        #[cfg(feature = "tracing")]
+        return self.span.enter();
+        #[cfg(not(feature = "tracing"))]
+        std::marker::PhantomData
+    }
+}

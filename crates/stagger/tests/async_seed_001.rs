@@ -21,7 +21,7 @@ async fn run(
     method: &str,
     max_attempts: u32,
 ) -> (Result<u16, StopReason>, u32, Duration, Vec<Duration>) {
-    let start = TokioClock::new();
+    let start = TokioClock::starting_now();
     let steps = RefCell::new(steps.iter().copied());
     let timeouts = RefCell::new(Vec::new());
     let outcome = stagger::retry(
@@ -69,7 +69,7 @@ async fn three_attempts_finish_at_2_25_with_shrinking_propagated_timeouts() {
 
 #[tokio::test(start_paused = true)]
 async fn an_early_timeout_recovers_within_the_shared_deadline() {
-    let start = TokioClock::new();
+    let start = TokioClock::starting_now();
     let calls = RefCell::new(Vec::new());
     let result = stagger::retry(
         ScriptPolicy {

@@ -10,7 +10,6 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use stagger::engine::StopReason;
 use stagger::policy::{Constant, Immediate};
 use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
 
@@ -109,8 +108,10 @@ fn zero_delays_do_not_touch_the_timer() {
 }
 
 /// Sets a flag when dropped: shows that the executor cancels (drops) the attempt.
+#[cfg(feature = "tokio")]
 struct DropFlag(Rc<Cell<bool>>);
 
+#[cfg(feature = "tokio")]
 impl Drop for DropFlag {
     fn drop(&mut self) {
         self.0.set(true);
@@ -136,7 +137,7 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_counts_it_as_a_timeout()
     .await
     .unwrap_err();
     assert!(dropped.get(), "the in-flight attempt was dropped");
-    assert_eq!(err.reason(), StopReason::Deadline);
+    assert_eq!(err.reason(), stagger::engine::StopReason::Deadline);
     assert_eq!(err.summary().attempts, 1);
     assert_eq!(err.summary().last_failure, Some(Failure::Timeout));
     assert_eq!(err.summary().elapsed, Duration::from_millis(300));

@@ -161,6 +161,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     }
 
     /// The run's deadline, if it has one.
+    #[inline]
     pub fn deadline(&self) -> Option<Timestamp> {
         self.deadline
     }
@@ -171,6 +172,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     }
 
     /// What the run has done up to `now`.
+    #[inline(always)]
     pub fn summary(&self, now: Timestamp) -> Summary {
         Summary {
             attempts: self.attempts,
@@ -180,6 +182,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
         }
     }
 
+    #[cold]
     fn stop(&self, now: Timestamp, reason: StopReason) -> Stopped {
         Stopped {
             reason,
@@ -187,6 +190,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
         }
     }
 
+    #[inline(always)]
     fn remaining(&self, now: Timestamp) -> Option<Duration> {
         self.deadline.map(|d| d.saturating_duration_since(now))
     }
@@ -197,6 +201,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     ///
     /// [`Stopped`] if the deadline has passed (before the first attempt, that means no attempt
     /// at all), or if the budget refuses the first attempt.
+    #[inline(always)]
     pub fn begin(&mut self, now: Timestamp) -> Result<Attempt, Stopped> {
         if self.deadline.is_some_and(|d| now >= d) {
             return Err(self.stop(now, StopReason::Deadline));
@@ -238,6 +243,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     ///
     /// [`StopReason::Deadline`] if it succeeded at or after the deadline: the caller's time is
     /// spent, as seed 001 specifies.
+    #[inline(always)]
     pub fn succeeded(&mut self, now: Timestamp) -> Result<Summary, Stopped> {
         self.budget.on_success(now, self.attempts > 1);
         if self.deadline.is_some_and(|d| now >= d) {
@@ -252,6 +258,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// # Errors
     ///
     /// [`Stopped`] with the reason to give up, checked in seed 001's order.
+    #[inline(always)]
     pub fn failed(&mut self, now: Timestamp, failure: Failure) -> Result<Retry, Stopped> {
         self.budget.on_failure(now, &failure);
         self.last_failure = Some(failure);
