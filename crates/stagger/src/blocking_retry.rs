@@ -103,7 +103,8 @@ where
         let _span = span.enter();
         let mut last_error = None;
         loop {
-            let attempt = match driver.run.begin(driver.clock.now()) {
+            let now = driver.attempt_time();
+            let attempt = match driver.run.begin(now) {
                 Ok(attempt) => attempt,
                 Err(stop) => return stopped(stop, last_error),
             };

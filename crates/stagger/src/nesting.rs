@@ -20,7 +20,7 @@ pub(crate) fn inside_an_attempt() -> bool {
 /// Marks the current thread as inside an attempt until the guard is dropped.
 #[inline]
 pub(crate) fn enter() -> Guard {
-    DEPTH.with(|d| d.set(d.get().saturating_add(1)));
+    DEPTH.with(|d| d.set(d.get().wrapping_add(1)));
     Guard(())
 }
 
@@ -30,6 +30,6 @@ pub(crate) struct Guard(());
 impl Drop for Guard {
     #[inline]
     fn drop(&mut self) {
-        DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+        DEPTH.with(|d| d.set(d.get().wrapping_sub(1)));
     }
 }

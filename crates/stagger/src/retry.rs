@@ -431,6 +431,9 @@ pin_project! {
 /// A started run and the parts that drive it.
 pub(crate) struct Driver<F, P, C, S, K, B, N> {
     pub(crate) run: Run<P, B>,
+    /// When the next attempt starts, if known without reading the clock: the start of the run,
+    /// or the end of the last attempt plus the wait since.
+    resume_at: Option<Timestamp>,
     pub(crate) op: F,
     classifier: C,
     pub(crate) sleeper: S,
@@ -450,11 +453,24 @@ where
         let now = retry.clock.now();
         Self {
             run: Run::with_budget(retry.policy, retry.budget, options, now),
+            resume_at: Some(now),
             op: retry.op,
             classifier: retry.classifier,
             sleeper: retry.sleeper,
             clock: retry.clock,
             notify: retry.notify,
+        }
+    }
+
+    /// The time at which the next attempt starts. Without a deadline, nothing depends on it
+    /// but the reported elapsed times, so it is taken from the last reading plus the wait since
+    /// instead of the clock: one clock read per attempt instead of two. With a deadline, the
+    /// clock is read, since the time left must be exact.
+    #[inline(always)]
+    pub(crate) fn attempt_time(&mut self) -> Timestamp {
+        match (self.run.deadline(), self.resume_at.take()) {
+            (None, Some(at)) => at,
+            _ => self.clock.now(),
         }
     }
 
@@ -468,6 +484,7 @@ where
     {
         let failure = self.classifier.classify(error);
         let retry = self.run.failed(now, failure)?;
+        self.resume_at = Some(now.saturating_add(retry.delay));
         trace::retrying(&retry, &failure);
         self.notify.notify(&RetryEvent {
             attempt: retry.attempt,
@@ -515,7 +532,7 @@ where
         loop {
             match this.state.as_mut().project() {
                 StateProj::Idle => {
-                    let now = driver.clock.now();
+                    let now = driver.attempt_time();
                     let attempt = match driver.run.begin(now) {
                         Ok(attempt) => attempt,
                         Err(stop) => {
