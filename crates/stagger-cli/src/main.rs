@@ -24,7 +24,9 @@ struct Cli {
 enum Command {
     /// List the policy catalog and the presets.
     Policies(cmd::policies::Args),
-    /// Print a policy's or a preset's page.
+    /// List the retry budgets.
+    Budgets(cmd::budgets::Args),
+    /// Print a policy's, a preset's or a budget's page.
     Explain(cmd::explain::Args),
     /// Print the retry schedule of a policy or preset: delays, bands, elapsed time, window.
     Schedule(cmd::schedule::Args),
@@ -40,6 +42,7 @@ fn main() -> ExitCode {
     let mut out = io::stdout().lock();
     let result = match cli.command {
         Command::Policies(args) => cmd::policies::run(&args, &mut out),
+        Command::Budgets(args) => cmd::budgets::run(&args, &mut out),
         Command::Explain(args) => cmd::explain::run(&args, &mut out),
         Command::Schedule(args) => cmd::schedule::run(&args, &mut out),
         Command::Report(args) => cmd::report::run(&args, &mut out),

@@ -50,6 +50,8 @@ pub enum ConfigError {
     UnknownPolicy(String),
     /// No preset has this name.
     UnknownPreset(String),
+    /// No budget has this name.
+    UnknownBudget(String),
     /// A schedule would list more retries than the limit. Lower `max_attempts`.
     ScheduleTooLong {
         /// The number of retries asked for.
@@ -80,6 +82,7 @@ impl ConfigError {
             Self::CapBelowBase { .. } => Some("cap"),
             Self::UnknownPolicy(_) => Some("policy"),
             Self::UnknownPreset(_) => Some("preset"),
+            Self::UnknownBudget(_) => Some("budget"),
         }
     }
 }
@@ -117,6 +120,11 @@ impl fmt::Display for ConfigError {
                 f,
                 "unknown preset `{name}`; the presets are: {}",
                 crate::preset::Preset::names().join(", ")
+            ),
+            Self::UnknownBudget(name) => write!(
+                f,
+                "unknown budget `{name}`; the budgets are: {}",
+                crate::budget::BudgetKind::names().join(", ")
             ),
             Self::ScheduleTooLong { retries, limit } => write!(
                 f,

@@ -104,6 +104,11 @@ where
         let mut last_error = None;
         loop {
             let now = driver.attempt_time();
+            if let Some(rest) = driver.run.too_early(now) {
+                // The sleeper woke before the server's wait was over: wait again.
+                driver.sleeper.sleep(rest);
+                continue;
+            }
             let attempt = match driver.run.begin(now) {
                 Ok(attempt) => attempt,
                 Err(stop) => return stopped(stop, last_error),

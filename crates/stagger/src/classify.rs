@@ -15,7 +15,12 @@ pub trait Classify {
 
 /// Decides what kind of failure an error is.
 ///
-/// Implemented for every `Fn(&E) -> Failure`, so a closure is a classifier.
+/// Implemented for every `Fn(&E) -> Failure`, so a closure is a classifier. Give the closure's
+/// argument its type (`|e: &MyError| ...`): the builder does not know the error type yet.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot classify the operation's errors `{E}`",
+    note = "pass `.classify(|e: &{E}| ...)` returning a `Failure`, or implement `Classify` for `{E}`"
+)]
 pub trait Classifier<E> {
     /// The kind of failure `error` is.
     fn classify(&self, error: &E) -> Failure;
@@ -76,6 +81,25 @@ impl Classify for std::io::Error {
             | K::UnexpectedEof
             | K::Interrupted => Failure::Retryable,
             _ => Failure::Permanent,
+        }
+    }
+}
+
+/// A retry that gave up, seen by an outer layer: what its stop means for the layer above.
+///
+/// With the default ownership of recovery, an inner executor makes one attempt and gives up
+/// with [`OuterLayerOwnsRecovery`](stagger_core::engine::StopReason::OuterLayerOwnsRecovery);
+/// the outer layer then classifies the inner error by its last failure, and so retries exactly
+/// when a single attempt would have been retried.
+impl<E> Classify for crate::RetryError<E> {
+    fn classify(&self) -> Failure {
+        use stagger_core::engine::StopReason as R;
+        match self.reason() {
+            R::NotRetryable => Failure::Permanent,
+            R::Deadline => Failure::Timeout,
+            R::BudgetExhausted | R::BudgetRefusedFirstAttempt => Failure::Throttled(None),
+            R::ServerWaitTooLong { asked, .. } => Failure::RetryAfter(asked),
+            _ => self.summary().last_failure.unwrap_or(Failure::Retryable),
         }
     }
 }

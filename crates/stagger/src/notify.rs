@@ -24,6 +24,10 @@ pub struct RetryEvent<'a, E> {
 }
 
 /// Receives [`RetryEvent`]s. Implemented for `()` (nothing) and every `FnMut(&RetryEvent<E>)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot receive retry events for errors `{E}`",
+    note = "pass `.notify(|event: &RetryEvent<'_, {E}>| ...)`"
+)]
 pub trait Notify<E> {
     /// Called once per retry, before the wait.
     fn notify(&mut self, event: &RetryEvent<'_, E>);

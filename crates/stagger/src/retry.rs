@@ -26,6 +26,11 @@ use crate::trace;
 
 /// What an executor does when it runs inside another executor's attempt.
 ///
+/// The mark is held only while an attempt's own code runs (its synchronous call, or a poll of
+/// its future). One exception: an executor that runs other tasks *inside* an attempt (a
+/// `block_on` within a blocking operation, say) runs them under the mark, and their retries
+/// count as nested.
+///
 /// Retrying layers multiply: three layers of three attempts call a failing leaf 27 times. AWS
 /// and Google SRE advise retrying at a single point in the stack, so by default a nested
 /// executor makes one attempt and reports [`StopReason::OuterLayerOwnsRecovery`], leaving
@@ -46,6 +51,9 @@ pub enum Nested {
 
 /// A retried operation and its settings. Run it by awaiting it (async) or with
 /// [`call`](Retry::call) (blocking).
+///
+/// A zero delay never touches the timer; the async executor yields between such retries, so an
+/// operation that fails at once cannot hold its thread for all its attempts.
 ///
 /// The defaults: no deadline, idempotent, the error classifies itself ([`ByKind`]), the longest
 /// server-directed wait honoured is 5 minutes, a nested executor makes a single attempt, no
@@ -148,7 +156,11 @@ impl<F, P, C, S, K, B, N> Retry<F, P, C, S, K, B, N> {
         self
     }
 
-    /// One end-to-end deadline at `deadline` on the executor's clock.
+    /// One end-to-end deadline at `deadline` on the executor's clock. The default clocks start
+    /// at their first reading, which is the start of the run, so an absolute deadline needs a
+    /// clock shared with whoever computed it: pass one with [`clock`](Retry::clock) (a
+    /// [`ManualClock`](stagger_core::ManualClock) or a clock started earlier with
+    /// `starting_now`). Otherwise, use [`timeout`](Retry::timeout).
     pub fn deadline(mut self, deadline: Timestamp) -> Self {
         self.options = self.options.with_deadline(deadline);
         self
@@ -283,7 +295,8 @@ impl<F, P, C, S, K, B, N> Retry<F, P, C, S, K, B, N> {
     }
 
     /// Calls `hook` before every retry that will actually happen, with the attempt number, the
-    /// error, the delay, the elapsed time and the time left.
+    /// error, the delay, the elapsed time and the time left. (If the wait then overruns the
+    /// deadline, because the sleeper overslept, the next attempt does not start after all.)
     pub fn notify<N2>(self, hook: N2) -> Retry<F, P, C, S, K, B, N2> {
         let Retry {
             op,
@@ -484,7 +497,10 @@ where
     {
         let failure = self.classifier.classify(error);
         let retry = self.run.failed(now, failure)?;
-        self.resume_at = Some(now.saturating_add(retry.delay));
+        // After a server-directed wait the clock is read again: the floor must hold for real.
+        if retry.server_wait.is_none() {
+            self.resume_at = Some(now.saturating_add(retry.delay));
+        }
         trace::retrying(&retry, &failure);
         self.notify.notify(&RetryEvent {
             attempt: retry.attempt,
@@ -529,10 +545,19 @@ where
             panic!("RetryFuture polled after it completed");
         };
         let _span = this.span.enter();
+        let mut early_fires = 0u32;
         loop {
             match this.state.as_mut().project() {
                 StateProj::Idle => {
                     let now = driver.attempt_time();
+                    if let Some(rest) = driver.run.too_early(now) {
+                        // The sleeper woke before the server's wait was over: wait again, and
+                        // yield, so that a sleeper that keeps waking early cannot spin here.
+                        let wait = driver.sleeper.sleep(rest);
+                        this.state.set(State::Sleeping { wait });
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
                     let attempt = match driver.run.begin(now) {
                         Ok(attempt) => attempt,
                         Err(stop) => {
@@ -544,13 +569,20 @@ where
                         let _inside = nesting::enter();
                         (driver.op)(attempt)
                     };
-                    let deadline = attempt.remaining.map(|r| driver.sleeper.sleep(r));
+                    // Armed after the operation's synchronous part, for the time really left.
+                    let deadline = driver.run.deadline().map(|at| {
+                        let left = at.saturating_duration_since(driver.clock.now());
+                        driver.sleeper.sleep(left)
+                    });
                     this.state.set(State::Running {
                         attempt: future,
                         deadline,
                     });
                 }
-                StateProj::Running { attempt, deadline } => {
+                StateProj::Running {
+                    attempt,
+                    mut deadline,
+                } => {
                     let polled = {
                         let _inside = nesting::enter();
                         attempt.poll(cx)
@@ -573,23 +605,39 @@ where
                             next
                         }
                         Poll::Pending => {
-                            let expired = deadline
-                                .as_pin_mut()
-                                .is_some_and(|timer| timer.poll(cx).is_ready());
-                            if !expired {
+                            let Some(timer) = deadline.as_mut().as_pin_mut() else {
+                                return Poll::Pending;
+                            };
+                            if timer.poll(cx).is_pending() {
                                 return Poll::Pending;
                             }
-                            // The deadline passed mid-attempt: drop the attempt's future,
-                            // which cancels it, and count it as a timeout at the deadline.
+                            // The timer fired; the clock decides. Early: re-arm for the rest.
                             let now = driver.clock.now();
-                            let at = driver.run.deadline().map_or(now, |d| d.max(now));
-                            driver.run.failed(at, Failure::Timeout)
+                            if let Some(left) = driver.run.deadline().and_then(|at| {
+                                (now < at).then(|| at.saturating_duration_since(now))
+                            }) {
+                                deadline.set(Some(driver.sleeper.sleep(left)));
+                                early_fires += 1;
+                                if early_fires > 3 {
+                                    // A timer that keeps firing at once: yield, do not spin.
+                                    cx.waker().wake_by_ref();
+                                    return Poll::Pending;
+                                }
+                                continue;
+                            }
+                            // The deadline passed mid-attempt: drop the attempt's future, which
+                            // cancels it, and count it as a timeout.
+                            driver.run.failed(now, Failure::Timeout)
                         }
                     };
                     match next {
                         Ok(retry) if retry.delay.is_zero() => {
-                            // A zero delay does not touch the timer.
+                            // A zero delay does not touch the timer, but it yields: an
+                            // operation that fails at once must not hold the thread for all
+                            // its attempts.
                             this.state.set(State::Idle);
+                            cx.waker().wake_by_ref();
+                            return Poll::Pending;
                         }
                         Ok(retry) => {
                             let wait = driver.sleeper.sleep(retry.delay);
@@ -608,5 +656,14 @@ where
                 StateProj::Done => panic!("RetryFuture polled after it completed"),
             }
         }
+    }
+}
+
+impl<F, P, C, S, K, B, N> std::fmt::Debug for Retry<F, P, C, S, K, B, N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Retry")
+            .field("options", &self.options)
+            .field("nested", &self.nested)
+            .finish_non_exhaustive()
     }
 }

@@ -5,16 +5,19 @@ use std::fmt;
 use stagger_core::engine::{StopReason, Stopped, Summary};
 
 /// Why the executor gave up, what it did, and the last error the operation returned.
+///
+/// The reason and the summary are boxed, so that `Result<T, RetryError<E>>` stays small on the
+/// success path.
 #[derive(Debug)]
 pub struct RetryError<E> {
-    stopped: Stopped,
+    stopped: Box<Stopped>,
     last_error: Option<E>,
 }
 
 impl<E> RetryError<E> {
     pub(crate) fn new(stopped: Stopped, last_error: Option<E>) -> Self {
         Self {
-            stopped,
+            stopped: Box::new(stopped),
             last_error,
         }
     }

@@ -5,8 +5,16 @@ use std::time::Duration;
 
 /// Waits asynchronously.
 ///
+/// With the `tokio` feature on anywhere in the dependency graph, the async executor's default
+/// sleeper is tokio's timer, which needs a tokio runtime: under another runtime, pass that
+/// runtime's sleep with `.sleeper(...)`.
+///
 /// Implemented for every `Fn(Duration) -> impl Future<Output = ()>`, so a runtime's sleep
 /// function is a sleeper; `TokioSleeper` comes with the `tokio` feature.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot sleep for the async executor",
+    note = "pass a sleeper with `.sleeper(...)`, such as your runtime's sleep function, or enable the `tokio` feature"
+)]
 pub trait Sleeper {
     /// The future of one wait.
     type Sleep: Future<Output = ()>;
@@ -43,7 +51,8 @@ impl Sleeper for TokioSleeper {
     }
 }
 
-/// A placeholder for "no sleeper chosen": without the `tokio` feature, pass one with
+/// A placeholder for "no sleeper chosen". It does not implement [`Sleeper`], so a retry that
+/// keeps it does not compile: without the `tokio` feature, pass a sleeper with
 /// `.sleeper(...)`, such as your runtime's sleep function.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoSleeper;

@@ -167,3 +167,59 @@ async fn the_no_argument_form_reads_like_the_peers() {
         .unwrap();
     assert_eq!(value, 3);
 }
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn a_deadline_timer_that_fires_early_is_rearmed_by_the_clock() {
+    let clock = stagger::clock::TokioClock::starting_now();
+    let policy = Constant::new().build(SeededRng::new(0)).unwrap();
+    let err = stagger::retry(policy, |_| async {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        Ok::<(), Unavailable>(())
+    })
+    .classify(|_: &Unavailable| Failure::Retryable)
+    .timeout(Duration::from_millis(300))
+    // Wakes 10 % early, every time.
+    .sleeper(|d: Duration| tokio::time::sleep(d.mul_f64(0.9)))
+    .await
+    .unwrap_err();
+    use stagger::Clock;
+    assert_eq!(err.reason(), stagger::engine::StopReason::Deadline);
+    assert_eq!(clock.now().since_origin(), Duration::from_millis(300));
+    assert_eq!(err.summary().elapsed, Duration::from_millis(300));
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test(start_paused = true)]
+async fn a_timeout_of_duration_max_neither_panics_nor_fires() {
+    let policy = Constant::new().build(SeededRng::new(0)).unwrap();
+    // Forty years of virtual time: past the tokio sleeper's 30-year horizon, re-armed once.
+    let value = stagger::retry(policy, |_| async {
+        tokio::time::sleep(Duration::from_secs(40 * 365 * 86_400)).await;
+        Ok::<u8, Unavailable>(7)
+    })
+    .classify(|_: &Unavailable| Failure::Retryable)
+    .timeout(Duration::MAX)
+    .await
+    .unwrap();
+    assert_eq!(value, 7);
+}
+
+#[cfg(feature = "tokio")]
+#[tokio::test]
+async fn zero_delay_retries_yield_so_a_timeout_can_interrupt_them() {
+    let attempts = Rc::new(Cell::new(0u32));
+    let counter = attempts.clone();
+    let policy = Immediate::new()
+        .with_max_attempts(u32::MAX)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let retry = stagger::retry(policy, move |_| {
+        counter.set(counter.get() + 1);
+        async { Err::<(), _>(Unavailable) }
+    })
+    .classify(|_: &Unavailable| Failure::Retryable);
+    let outcome = tokio::time::timeout(Duration::from_millis(20), retry).await;
+    assert!(outcome.is_err(), "the timeout interrupted the retries");
+    assert!(attempts.get() > 1 && attempts.get() < u32::MAX);
+}

@@ -235,3 +235,143 @@ fn the_hook_is_silent_when_the_run_gives_up() {
     assert_eq!(result.unwrap_err().reason(), StopReason::NotRetryable);
     assert_eq!(events.get(), 0);
 }
+
+#[test]
+fn the_server_wait_is_a_floor_not_an_override() {
+    // The policy asks for 5 s, the server for 1 s: the longer wins.
+    let clock = ManualClock::new();
+    let sleeper = RecordingSleeper::new(&clock);
+    let policy = Constant::new()
+        .with_base(Duration::from_secs(5))
+        .build(SeededRng::new(0))
+        .unwrap();
+    let mut attempts = 0;
+    let result = stagger::blocking::retry(policy, |_| {
+        attempts += 1;
+        if attempts == 1 {
+            Err(Failure::RetryAfter(Duration::from_secs(1)))
+        } else {
+            Ok(())
+        }
+    })
+    .classify(|f: &Failure| *f)
+    .sleeper(sleeper.sleeper())
+    .clock(clock.clone())
+    .call();
+    assert!(result.is_ok());
+    assert_eq!(sleeper.waits(), [Duration::from_secs(5)]);
+}
+
+#[test]
+fn a_sleeper_that_wakes_early_cannot_undercut_the_server() {
+    use stagger::Clock;
+    let clock = ManualClock::new();
+    let waits = RefCell::new(Vec::new());
+    let early = |d: Duration| {
+        waits.borrow_mut().push(d);
+        // Wakes 100 ms early on long waits.
+        let taken = if d > Duration::from_millis(100) {
+            d - Duration::from_millis(100)
+        } else {
+            d
+        };
+        clock.advance(taken);
+    };
+    let policy = Constant::new()
+        .with_base(Duration::from_millis(10))
+        .build(SeededRng::new(0))
+        .unwrap();
+    let starts = RefCell::new(Vec::new());
+    let result = stagger::blocking::retry(policy, |_| {
+        starts.borrow_mut().push(clock.now());
+        if starts.borrow().len() == 1 {
+            Err(Failure::Throttled(Some(Duration::from_secs(2))))
+        } else {
+            Ok(())
+        }
+    })
+    .classify(|f: &Failure| *f)
+    .sleeper(early)
+    .clock(clock.clone())
+    .call();
+    assert!(result.is_ok());
+    assert_eq!(
+        waits.into_inner(),
+        [Duration::from_secs(2), Duration::from_millis(100)]
+    );
+    let starts = starts.into_inner();
+    assert_eq!(
+        starts[1].saturating_duration_since(starts[0]),
+        Duration::from_secs(2)
+    );
+}
+
+#[test]
+fn an_absolute_deadline_on_a_shared_clock() {
+    use stagger::{Clock, Timestamp};
+    let clock = ManualClock::new();
+    clock.advance(Duration::from_secs(10));
+    let deadline = Timestamp::from_duration(Duration::from_millis(10_500));
+    let remaining = RefCell::new(Vec::new());
+    let policy = Constant::new()
+        .with_base(Duration::from_millis(100))
+        .build(SeededRng::new(0))
+        .unwrap();
+    let sleeper = RecordingSleeper::new(&clock);
+    let err = stagger::blocking::retry(policy, |attempt| {
+        remaining.borrow_mut().push(attempt.remaining.unwrap());
+        clock.advance(Duration::from_millis(150));
+        Err::<(), _>(Failure::Retryable)
+    })
+    .classify(|f: &Failure| *f)
+    .deadline(deadline)
+    .sleeper(sleeper.sleeper())
+    .clock(clock.clone())
+    .call()
+    .unwrap_err();
+    let ms = |d: &Duration| d.as_millis();
+    assert_eq!(
+        remaining.into_inner().iter().map(ms).collect::<Vec<_>>(),
+        [500, 250]
+    );
+    assert!(matches!(
+        err.reason(),
+        StopReason::WaitExceedsBudget { .. } | StopReason::Deadline
+    ));
+    assert!(clock.now() <= Timestamp::from_duration(Duration::from_millis(10_500)));
+
+    // A deadline already past allows no attempt.
+    let policy = Constant::new().build(SeededRng::new(0)).unwrap();
+    let err = stagger::blocking::retry(policy, |_| Ok::<(), Failure>(()))
+        .classify(|f: &Failure| *f)
+        .deadline(Timestamp::from_duration(Duration::from_secs(1)))
+        .clock(clock)
+        .call()
+        .unwrap_err();
+    assert_eq!(
+        (err.reason(), err.summary().attempts),
+        (StopReason::Deadline, 0)
+    );
+}
+
+#[test]
+fn an_inner_retry_error_classifies_itself_for_the_outer_layer() {
+    let calls = Cell::new(0);
+    let outer = three_attempts().build(SeededRng::new(0)).unwrap();
+    let result = stagger::blocking::retry(outer, |_| {
+        let inner = three_attempts().build(SeededRng::new(1)).unwrap();
+        stagger::blocking::retry(inner, |_| {
+            calls.set(calls.get() + 1);
+            Err::<(), _>(Failure::Timeout)
+        })
+        .classify(|f: &Failure| *f)
+        .call()
+    })
+    .call(); // the default classifier: RetryError<Failure> classifies itself
+    assert_eq!(result.unwrap_err().summary().attempts, 3);
+    assert_eq!(
+        calls.get(),
+        3,
+        "the inner layer made one attempt per outer attempt"
+    );
+}

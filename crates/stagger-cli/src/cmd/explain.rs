@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use stagger_core::budget::BudgetKind;
 use stagger_core::duration::human;
 use stagger_core::{PolicyKind, Preset};
 
@@ -10,7 +11,7 @@ use crate::flags::Failure;
 /// Flags of `stagger explain`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A policy (see `stagger policies`) or a preset name.
+    /// A policy (see `stagger policies`), a preset or a budget (see `stagger budgets`).
     #[arg(value_name = "NAME")]
     name: String,
 }
@@ -20,14 +21,32 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         out.write_all(kind.page().as_bytes())?;
         return Ok(());
     }
-    let Ok(preset) = Preset::named(&args.name) else {
+    let preset = Preset::named(&args.name).ok();
+    let budget = args.name.parse::<BudgetKind>().ok();
+    if let Some(preset) = preset {
+        write_preset(&preset, out)?;
+    }
+    if let Some(budget) = budget {
+        if preset.is_some() {
+            writeln!(out)?;
+            writeln!(out, "`{}` is also a retry budget:", args.name)?;
+            writeln!(out)?;
+        }
+        out.write_all(budget.page().as_bytes())?;
+    }
+    if preset.is_none() && budget.is_none() {
         return Err(Failure::Usage(format!(
-            "unknown policy or preset `{}`; policies: {}; presets: {}",
+            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}",
             args.name,
             PolicyKind::names().join(", "),
-            Preset::names().join(", ")
+            Preset::names().join(", "),
+            BudgetKind::names().join(", ")
         )));
-    };
+    }
+    Ok(())
+}
+
+fn write_preset(preset: &Preset, out: &mut dyn Write) -> Result<(), Failure> {
     let kind = preset.config().kind();
     writeln!(out, "# Preset `{}`", preset.name())?;
     writeln!(out)?;

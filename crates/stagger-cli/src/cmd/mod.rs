@@ -1,5 +1,6 @@
 //! One file per subcommand: flags in, library calls, output out.
 
+pub(crate) mod budgets;
 pub(crate) mod explain;
 pub(crate) mod policies;
 pub(crate) mod report;

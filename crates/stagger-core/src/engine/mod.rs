@@ -51,10 +51,9 @@
 //! # Ok::<(), stagger_core::ConfigError>(())
 //! ```
 
-mod budget;
 mod outcome;
 mod run;
 
-pub use budget::{Budget, Unlimited};
+pub use crate::budget::{Budget, Spent, Unlimited};
 pub use outcome::{Attempt, Retry, StopReason, Stopped, Summary, Verdict};
 pub use run::{DEFAULT_MAX_SERVER_WAIT, Run, RunOptions};

@@ -18,7 +18,9 @@ pub struct Attempt {
     pub remaining: Option<Duration>,
     /// The run's deadline, if it has one.
     pub deadline: Option<Timestamp>,
-    /// The time since the run started.
+    /// The time since the run started. Without a deadline the executors take it from their
+    /// last clock reading plus the wait since (one clock read per attempt, not two), so a
+    /// sleeper that overslept makes it an underestimate; with a deadline it is read.
     pub elapsed: Duration,
 }
 
@@ -125,7 +127,8 @@ impl fmt::Display for StopReason {
 pub struct Summary {
     /// Attempts made, counting the first.
     pub attempts: u32,
-    /// The total of the delays between attempts.
+    /// The total of the delays the run asked to wait between attempts (what the sleeper really
+    /// took may differ).
     pub waited: Duration,
     /// The time from the start of the run to its end.
     pub elapsed: Duration,

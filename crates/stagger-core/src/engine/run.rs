@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use super::budget::{Budget, Unlimited};
 use super::outcome::{Attempt, Retry, StopReason, Stopped, Summary, Verdict};
+use crate::budget::{Budget, Spent, Unlimited};
 use crate::clock::Timestamp;
 use crate::failure::Failure;
 use crate::policy::Policy;
@@ -132,6 +132,8 @@ pub struct Run<P, B = Unlimited> {
     attempts: u32,
     waited: Duration,
     last_failure: Option<Failure>,
+    last_spent: Option<Spent>,
+    not_before: Option<Timestamp>,
 }
 
 impl<P: Policy> Run<P, Unlimited> {
@@ -157,6 +159,8 @@ impl<P: Policy, B: Budget> Run<P, B> {
             attempts: 0,
             waited: Duration::ZERO,
             last_failure: None,
+            last_spent: None,
+            not_before: None,
         }
     }
 
@@ -164,6 +168,17 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[inline]
     pub fn deadline(&self) -> Option<Timestamp> {
         self.deadline
+    }
+
+    /// How much longer the driver must wait before the next attempt, if it is early: the
+    /// server asked for a wait that has not passed yet (a sleeper may wake early). A driver
+    /// checks this before [`begin`](Run::begin) and waits again if needed, so that no attempt
+    /// ever starts earlier than the server asked.
+    #[inline(always)]
+    pub fn too_early(&self, now: Timestamp) -> Option<Duration> {
+        self.not_before
+            .filter(|at| now < *at)
+            .map(|at| at.saturating_duration_since(now))
     }
 
     /// Attempts begun so far.
@@ -245,7 +260,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// spent, as seed 001 specifies.
     #[inline(always)]
     pub fn succeeded(&mut self, now: Timestamp) -> Result<Summary, Stopped> {
-        self.budget.on_success(now, self.attempts > 1);
+        self.budget.on_success(now, self.last_spent);
         if self.deadline.is_some_and(|d| now >= d) {
             return Err(self.stop(now, StopReason::Deadline));
         }
@@ -292,10 +307,12 @@ impl<P: Policy, B: Budget> Run<P, B> {
                 return Err(self.stop(now, reason));
             }
         }
-        if !self.budget.try_retry(now, &failure) {
+        let Some(spent) = self.budget.try_retry(now, &failure) else {
             return Err(self.stop(now, StopReason::BudgetExhausted));
-        }
+        };
+        self.last_spent = Some(spent);
         self.waited = self.waited.saturating_add(delay);
+        self.not_before = server_wait.map(|_| now.saturating_add(delay));
         Ok(Retry {
             attempt: self.attempts,
             delay,

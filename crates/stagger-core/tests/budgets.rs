@@ -1,0 +1,415 @@
+//! Retry budgets: their closed-form steady states (anchors W6), their arithmetic under
+//! contention, and their place in the engine.
+
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use stagger_core::budget::{
+    AnyBudget, Budget, BudgetKind, GrpcThrottle, GrpcThrottleConfig, Ratio, RatioConfig, Spent,
+    TokenBucket, TokenBucketConfig,
+};
+use stagger_core::engine::{Run, RunOptions, StopReason, Verdict};
+use stagger_core::policy::Constant;
+use stagger_core::{ConfigError, Failure, PolicyConfig, SeededRng, Timestamp};
+
+fn at_secs(s: f64) -> Timestamp {
+    Timestamp::from_duration(Duration::from_secs_f64(s))
+}
+
+fn granted(budget: &impl Budget, now: Timestamp, failure: Failure, tries: usize) -> usize {
+    (0..tries)
+        .filter(|_| budget.try_retry(now, &failure).is_some())
+        .count()
+}
+
+#[test]
+fn aws_standard_allows_100_retries_from_full_in_a_hard_outage_and_50_if_all_time_out() {
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    assert_eq!(
+        granted(&bucket, Timestamp::ZERO, Failure::Retryable, 1000),
+        100
+    );
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    assert_eq!(
+        granted(&bucket, Timestamp::ZERO, Failure::Timeout, 1000),
+        50
+    );
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_2026).unwrap();
+    assert_eq!(
+        granted(&bucket, Timestamp::ZERO, Failure::Retryable, 1000),
+        35
+    ); // 500 / 14
+}
+
+#[test]
+fn aws_refunds_the_last_cost_after_a_retried_success_and_earns_one_otherwise() {
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let now = Timestamp::ZERO;
+    let spent = bucket.try_retry(now, &Failure::Timeout).unwrap();
+    assert_eq!((spent, bucket.tokens()), (Spent(10_000), 490.0));
+    bucket.on_success(now, Some(spent));
+    assert_eq!(bucket.tokens(), 500.0);
+    let spent = bucket.try_retry(now, &Failure::Retryable).unwrap();
+    bucket.on_success(now, None);
+    assert_eq!(bucket.tokens(), 496.0); // -5 + 1
+    let _ = spent;
+    for _ in 0..10 {
+        bucket.on_success(now, None);
+    }
+    assert_eq!(bucket.tokens(), 500.0, "capped at the capacity");
+}
+
+#[test]
+fn brookers_bucket_allows_5_retries_then_one_per_ten_calls() {
+    let bucket = TokenBucket::new(TokenBucketConfig::BROOKER).unwrap();
+    let now = Timestamp::ZERO;
+    // A retry needs more than 1 token: 5 -> 4 -> 3 -> 2 -> 1 (then 1 is not > 1).
+    assert_eq!(granted(&bucket, now, Failure::Retryable, 100), 4);
+    // In a 100 % outage with 100 calls, each followed by as many retries as allowed.
+    let bucket = TokenBucket::new(TokenBucketConfig::BROOKER).unwrap();
+    let mut retries = 0;
+    for _ in 0..100 {
+        bucket.admit(now);
+        retries += granted(&bucket, now, Failure::Retryable, 3);
+    }
+    // 5 initial + 100 * 0.1 deposited, a retry needs > 1 token: about 14 (anchors W2).
+    assert!((13..=14).contains(&retries), "{retries}");
+}
+
+#[test]
+fn grpc_throttle_stops_after_5_net_failures_and_resumes_with_successes() {
+    let throttle = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).unwrap();
+    let now = Timestamp::ZERO;
+    for failures in 1..=5 {
+        throttle.on_failure(now, &Failure::Retryable);
+        let allowed = throttle.try_retry(now, &Failure::Retryable).is_some();
+        assert_eq!(allowed, failures < 5, "after {failures} failures");
+    }
+    // 5.0 tokens: one success (+0.1) makes 5.1 > 5.
+    throttle.on_success(now, None);
+    assert!(throttle.try_retry(now, &Failure::Retryable).is_some());
+    // Permanent failures do not count.
+    throttle.on_failure(now, &Failure::Permanent);
+    assert!(throttle.try_retry(now, &Failure::Retryable).is_some());
+}
+
+#[test]
+fn grpc_throttle_drifts_down_above_about_9_1_percent_failures() {
+    for (failure_percent, ends_open) in [(8u32, true), (11, false)] {
+        let throttle = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).unwrap();
+        let now = Timestamp::ZERO;
+        // Failures spread evenly through the stream, one every 100 / p attempts.
+        for i in 0..10_000u32 {
+            if (i * failure_percent) % 100 < failure_percent {
+                throttle.on_failure(now, &Failure::Retryable);
+            } else {
+                throttle.on_success(now, None);
+            }
+        }
+        let open = throttle.try_retry(now, &Failure::Retryable).is_some();
+        assert_eq!(open, ends_open, "{failure_percent} % failures");
+    }
+}
+
+#[test]
+fn grpc_throttle_validates_as_a6_does() {
+    let bad = |c: GrpcThrottleConfig| GrpcThrottle::new(c).unwrap_err().param();
+    assert_eq!(
+        bad(GrpcThrottleConfig::DEFAULT.with_max_tokens(0.0)),
+        Some("max_tokens")
+    );
+    assert_eq!(
+        bad(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.5)),
+        Some("max_tokens")
+    );
+    assert_eq!(
+        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0)),
+        Some("token_ratio")
+    );
+    assert_eq!(
+        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0009)),
+        Some("token_ratio")
+    );
+    assert_eq!(
+        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(f64::NAN)),
+        Some("token_ratio")
+    );
+    assert!(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.0)).is_ok());
+}
+
+#[test]
+fn finagle_allows_about_0_2_r_plus_10_retries_per_second_at_total_failure() {
+    for rate in [10u32, 100, 1000] {
+        let budget = Ratio::new(RatioConfig::FINAGLE).unwrap();
+        let mut granted_total = 0u64;
+        let seconds = 60;
+        let mut granted_last_30 = 0u64;
+        for second in 0..seconds {
+            for i in 0..rate {
+                let now = at_secs(f64::from(second) + f64::from(i) / f64::from(rate));
+                budget.admit(now);
+                // Each failed request asks for up to 2 retries.
+                let g = granted(&budget, now, Failure::Retryable, 2) as u64;
+                granted_total += g;
+                if second >= 30 {
+                    granted_last_30 += g;
+                }
+            }
+        }
+        let per_second = granted_last_30 as f64 / 30.0;
+        let expected = 0.2 * f64::from(rate) + 10.0;
+        assert!(
+            (per_second - expected).abs() <= 0.05 * expected + 1.0,
+            "R = {rate}: {per_second} retries/s, expected about {expected}"
+        );
+        assert!(granted_total > 0);
+    }
+}
+
+#[test]
+fn finagle_ratio_arithmetic_is_exact_60_percent_is_60_percent() {
+    for (percent, expected) in [(0.6, 60), (0.2, 20), (0.0, 0), (1.0, 100), (2.5, 250)] {
+        let budget = Ratio::new(
+            RatioConfig::FINAGLE
+                .with_min_per_sec(0)
+                .with_percent(percent),
+        )
+        .unwrap();
+        for _ in 0..100 {
+            budget.admit(Timestamp::ZERO);
+        }
+        assert_eq!(
+            granted(&budget, Timestamp::ZERO, Failure::Retryable, 1000),
+            expected,
+            "{percent}"
+        );
+    }
+}
+
+#[test]
+fn finagle_deposits_expire_after_the_ttl() {
+    let budget = Ratio::new(RatioConfig::FINAGLE.with_min_per_sec(0)).unwrap();
+    for _ in 0..100 {
+        budget.admit(at_secs(0.0));
+    }
+    assert!(
+        budget
+            .try_retry(at_secs(5.0), &Failure::Retryable)
+            .is_some()
+    );
+    assert!(
+        budget
+            .try_retry(at_secs(10.5), &Failure::Retryable)
+            .is_none()
+    );
+}
+
+#[test]
+fn budgets_refuse_bad_parameters_by_name() {
+    let check =
+        |r: Result<(), ConfigError>, name: &str| assert_eq!(r.unwrap_err().param(), Some(name));
+    check(
+        RatioConfig::FINAGLE.with_percent(-0.1).validate(),
+        "percent",
+    );
+    check(
+        RatioConfig::FINAGLE.with_percent(f64::NAN).validate(),
+        "percent",
+    );
+    check(
+        RatioConfig::FINAGLE.with_ttl(Duration::ZERO).validate(),
+        "ttl",
+    );
+    check(
+        TokenBucketConfig::AWS_STANDARD
+            .with_capacity(0.0)
+            .validate(),
+        "capacity",
+    );
+    check(
+        TokenBucketConfig::AWS_STANDARD
+            .with_costs(f64::INFINITY, 1.0, 1.0)
+            .validate(),
+        "retry_cost",
+    );
+    check(
+        TokenBucketConfig::AWS_STANDARD
+            .with_success_reward(-1.0)
+            .validate(),
+        "success_reward",
+    );
+    assert_eq!(
+        "nope".parse::<BudgetKind>().unwrap_err().param(),
+        Some("budget")
+    );
+}
+
+#[test]
+fn shared_budgets_never_grant_more_than_their_arithmetic_and_lose_no_count() {
+    // 4 threads race for one AWS bucket: exactly 100 grants in all.
+    let bucket = Arc::new(TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap());
+    let grants: usize = (0..4)
+        .map(|_| {
+            let bucket = bucket.clone();
+            thread::spawn(move || granted(&*bucket, Timestamp::ZERO, Failure::Retryable, 10_000))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .sum();
+    assert_eq!(grants, 100);
+    assert_eq!(bucket.tokens(), 0.0);
+
+    // 4 threads deposit 1000 requests each into one finagle budget at 20 %: exactly 800 + floor.
+    let ratio = Arc::new(Ratio::new(RatioConfig::FINAGLE.with_min_per_sec(1)).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let ratio = ratio.clone();
+            thread::spawn(move || {
+                let mut g = 0;
+                for _ in 0..1000 {
+                    ratio.admit(Timestamp::ZERO);
+                    g += granted(&*ratio, Timestamp::ZERO, Failure::Retryable, 1);
+                }
+                g
+            })
+        })
+        .collect();
+    let grants: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let leftover = granted(&*ratio, Timestamp::ZERO, Failure::Retryable, 10_000);
+    assert_eq!(
+        grants + leftover,
+        800 + 10,
+        "20 % of 4000 requests, plus 1/s x 10 s"
+    );
+
+    // Successes and failures from 4 threads on a gRPC throttle: no update lost.
+    let throttle =
+        Arc::new(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.0)).unwrap());
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let t = throttle.clone();
+            thread::spawn(move || {
+                for _ in 0..100 {
+                    t.on_failure(Timestamp::ZERO, &Failure::Retryable);
+                }
+                for _ in 0..500 {
+                    t.on_success(Timestamp::ZERO, None);
+                }
+            })
+        })
+        .collect();
+    handles.into_iter().for_each(|h| h.join().unwrap());
+    // 1000 - 400 failures, then +0.1 x 2000 successes, order-independent below the cap.
+    assert_eq!(throttle.tokens(), 800.0);
+}
+
+#[test]
+fn the_engine_stops_with_budget_exhausted_and_refunds_through_the_receipt() {
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(12.0)).unwrap();
+    let policy = Constant::new()
+        .with_base(Duration::ZERO)
+        .with_max_attempts(10)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let mut run = Run::with_budget(policy, &bucket, RunOptions::new(), Timestamp::ZERO);
+    let mut retries = 0;
+    let stopped = loop {
+        run.begin(Timestamp::ZERO).unwrap();
+        match run.end(Timestamp::ZERO, Err(Failure::Retryable)) {
+            Verdict::Retry(_) => retries += 1,
+            Verdict::Stop(s) => break s,
+            Verdict::Success(_) => unreachable!(),
+        }
+    };
+    assert_eq!((retries, stopped.reason), (2, StopReason::BudgetExhausted));
+
+    // A retried success refunds its last retry's cost.
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let policy = Constant::new()
+        .with_base(Duration::ZERO)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let mut run = Run::with_budget(policy, &bucket, RunOptions::new(), Timestamp::ZERO);
+    run.begin(Timestamp::ZERO).unwrap();
+    assert!(matches!(
+        run.end(Timestamp::ZERO, Err(Failure::Timeout)),
+        Verdict::Retry(_)
+    ));
+    assert_eq!(bucket.tokens(), 490.0);
+    run.begin(Timestamp::ZERO).unwrap();
+    assert!(matches!(
+        run.end(Timestamp::ZERO, Ok(())),
+        Verdict::Success(_)
+    ));
+    assert_eq!(bucket.tokens(), 500.0);
+}
+
+#[test]
+fn every_named_budget_builds_and_answers() {
+    for kind in BudgetKind::ALL {
+        let budget = AnyBudget::new(kind, SeededRng::new(1)).unwrap();
+        let _ = budget.admit(Timestamp::ZERO);
+        let _ = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
+        assert!(kind.page().contains("##"), "{kind} has a page");
+        assert_eq!(kind.name().parse::<BudgetKind>().unwrap(), kind);
+    }
+}
+
+proptest! {
+    /// A token bucket's balance stays within [0, capacity], and grants exactly what it can pay.
+    #[test]
+    fn token_bucket_balance_stays_in_bounds(
+        capacity in 1.0f64..1000.0,
+        cost in 0.0f64..50.0,
+        ops in proptest::collection::vec(0u8..4, 0..400),
+    ) {
+        let config = TokenBucketConfig::AWS_STANDARD.with_capacity(capacity).with_costs(cost, cost, cost);
+        let bucket = TokenBucket::new(config).unwrap();
+        let now = Timestamp::ZERO;
+        for op in ops {
+            let before = bucket.tokens();
+            match op {
+                0 => {
+                    let granted = bucket.try_retry(now, &Failure::Retryable).is_some();
+                    let cost_m = (cost * 1000.0).round() / 1000.0;
+                    prop_assert_eq!(granted, before >= cost_m);
+                }
+                1 => bucket.on_success(now, None),
+                2 => bucket.on_success(now, Some(Spent(5_000))),
+                _ => { bucket.admit(now); }
+            }
+            let after = bucket.tokens();
+            // Tokens are kept in thousandths: the capacity is rounded to one.
+            prop_assert!((0.0..=capacity + 0.001).contains(&after));
+        }
+    }
+
+    /// A ratio budget never grants more than its floor plus its percentage of the window's
+    /// requests.
+    #[test]
+    fn ratio_never_over_grants(
+        percent in 0.0f64..3.0,
+        min_per_sec in 0u32..20,
+        events in proptest::collection::vec((any::<bool>(), 0u64..20_000), 0..300),
+    ) {
+        let budget = Ratio::new(RatioConfig::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
+        let mut events = events;
+        events.sort_by_key(|e| e.1);
+        let (mut deposits, mut grants) = (0u64, 0u64);
+        for (deposit, ms) in events {
+            let now = Timestamp::from_nanos(ms * 1_000_000);
+            if deposit {
+                budget.admit(now);
+                deposits += 1;
+            } else if budget.try_retry(now, &Failure::Retryable).is_some() {
+                grants += 1;
+            }
+        }
+        // The floor renews as withdrawals expire: over 20 s, in at most three windows.
+        let cap = 3 * u64::from(min_per_sec) * 10 + (deposits as f64 * percent).floor() as u64;
+        prop_assert!(grants <= cap, "{} > {}", grants, cap);
+    }
+}
