@@ -295,3 +295,24 @@ fn the_readme_catalog_table_is_what_policies_prints() {
         "README's catalog table differs from `stagger policies`"
     );
 }
+
+#[test]
+fn budgets_are_listed_and_explained_by_name() {
+    let list = stdout(&["budgets"]);
+    for name in [
+        "aws-standard",
+        "aws-2026",
+        "brooker",
+        "finagle",
+        "grpc-throttle",
+        "sre-adaptive",
+        "breaker",
+    ] {
+        assert!(list.contains(&format!("`{name}`")), "{name}");
+        let page = stdout(&["explain", name]);
+        assert!(page.contains("##"), "{name} has a page");
+    }
+    // `aws-standard` is both a policy preset and a budget: both are explained.
+    let both = stdout(&["explain", "aws-standard"]);
+    assert!(both.contains("# Preset `aws-standard`") && both.contains("also a retry budget"));
+}

@@ -44,6 +44,14 @@ pub(crate) fn write_report(out: &mut dyn Write) -> Result<(), Failure> {
     writeln!(out)?;
     policies::write_catalog(out)?;
     writeln!(out)?;
+    writeln!(out, "## Retry budgets")?;
+    writeln!(out)?;
+    let mut budgets = crate::render::Table::new(["Budget", "What it bounds"]);
+    for kind in stagger_core::budget::BudgetKind::ALL {
+        budgets.row([format!("`{kind}`"), kind.summary().to_owned()]);
+    }
+    budgets.write(out)?;
+    writeln!(out)?;
     writeln!(out, "## Each policy at its defaults")?;
     writeln!(out)?;
     writeln!(

@@ -1,8 +1,11 @@
 //! A sliding window of counters in time slots: the sums over the last `slots` slots.
 //!
-//! Time is the engine's `now`. Each slot covers `slot` of time; a slot older than the window is
-//! reset when its turn comes round again. The window therefore slides in steps of one slot: a
-//! count expires between `(slots - 1) * slot` and `slots * slot` after it was added.
+//! Time is the engine's `now`. Each slot covers `slot` of time; the window slides in steps of
+//! one slot, so a count expires between `(slots - 1) * slot` and `slots * slot` after it was
+//! added. Running totals are kept as slots expire, so adding and summing cost the same whatever
+//! the number of slots (amortised: expiring a slot is paid once, by the first call after it
+//! ends). A `now` earlier than one already seen (calls racing from several threads) counts in
+//! the latest slot.
 
 use std::time::Duration;
 
@@ -12,13 +15,10 @@ use crate::clock::Timestamp;
 #[derive(Clone, Debug)]
 pub(crate) struct Window<const N: usize> {
     slot_ns: u64,
-    slots: Vec<Slot<N>>,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Slot<const N: usize> {
-    epoch: u64,
-    counts: [u64; N],
+    slots: Vec<[u64; N]>,
+    totals: [u64; N],
+    /// The epoch (slot number since the origin) of the latest slot; `None` before any call.
+    latest: Option<u64>,
 }
 
 impl<const N: usize> Window<N> {
@@ -27,49 +27,57 @@ impl<const N: usize> Window<N> {
         let slot_ns = u64::try_from(slot.as_nanos()).unwrap_or(u64::MAX).max(1);
         Self {
             slot_ns,
-            // Epoch 0 is a real epoch; start every slot one full window in the past of it.
-            slots: vec![
-                Slot {
-                    epoch: u64::MAX,
-                    counts: [0; N]
-                };
-                slots.max(1)
-            ],
+            slots: vec![[0; N]; slots.max(1)],
+            totals: [0; N],
+            latest: None,
         }
     }
 
-    fn epoch(&self, now: Timestamp) -> u64 {
+    /// Moves the window to `now`, expiring the slots it leaves behind; returns the index of the
+    /// current slot.
+    #[inline]
+    fn advance(&mut self, now: Timestamp) -> usize {
         let ns = u64::try_from(now.since_origin().as_nanos()).unwrap_or(u64::MAX);
-        ns / self.slot_ns
+        let epoch = ns / self.slot_ns;
+        let len = self.slots.len() as u64;
+        match self.latest {
+            Some(latest) if epoch <= latest => return (latest % len) as usize,
+            Some(latest) if epoch - latest < len => {
+                for e in latest + 1..=epoch {
+                    self.expire((e % len) as usize);
+                }
+            }
+            _ => {
+                self.slots.iter_mut().for_each(|s| *s = [0; N]);
+                self.totals = [0; N];
+            }
+        }
+        self.latest = Some(epoch);
+        (epoch % len) as usize
+    }
+
+    fn expire(&mut self, index: usize) {
+        let old = std::mem::replace(&mut self.slots[index], [0; N]);
+        for (total, count) in self.totals.iter_mut().zip(old) {
+            *total -= count;
+        }
     }
 
     /// Adds `amount` to counter `index` at `now`.
+    #[inline]
     pub(crate) fn add(&mut self, now: Timestamp, index: usize, amount: u64) {
-        let epoch = self.epoch(now);
-        let len = self.slots.len() as u64;
-        let slot = &mut self.slots[(epoch % len) as usize];
-        if slot.epoch != epoch {
-            *slot = Slot {
-                epoch,
-                counts: [0; N],
-            };
-        }
-        slot.counts[index] = slot.counts[index].saturating_add(amount);
+        let slot = self.advance(now);
+        // Totals are at least as large as any slot, so saturating the slot saturates both.
+        let added = amount.min(u64::MAX - self.totals[index]);
+        self.slots[slot][index] += added;
+        self.totals[index] += added;
     }
 
     /// The sums of every counter over the window ending at `now`.
-    pub(crate) fn sums(&self, now: Timestamp) -> [u64; N] {
-        let epoch = self.epoch(now);
-        let len = self.slots.len() as u64;
-        let mut sums = [0u64; N];
-        for slot in &self.slots {
-            if slot.epoch <= epoch && epoch - slot.epoch < len {
-                for (sum, count) in sums.iter_mut().zip(slot.counts) {
-                    *sum = sum.saturating_add(count);
-                }
-            }
-        }
-        sums
+    #[inline]
+    pub(crate) fn sums(&mut self, now: Timestamp) -> [u64; N] {
+        self.advance(now);
+        self.totals
     }
 }
 
@@ -94,10 +102,40 @@ mod tests {
     }
 
     #[test]
-    fn a_reused_slot_starts_from_zero() {
+    fn a_reused_slot_starts_from_zero_and_gaps_reset_everything() {
         let mut w = Window::<1>::new(Duration::from_secs(1), 2);
         w.add(at(0), 0, 5);
         w.add(at(2_000), 0, 1);
         assert_eq!(w.sums(at(2_000)), [1]);
+        w.add(at(1_000_000), 0, 2);
+        assert_eq!(w.sums(at(1_000_000)), [2]);
+    }
+
+    #[test]
+    fn a_late_call_counts_in_the_latest_slot() {
+        let mut w = Window::<1>::new(Duration::from_secs(1), 3);
+        w.add(at(5_000), 0, 1);
+        w.add(at(1_000), 0, 1);
+        assert_eq!(w.sums(at(5_000)), [2]);
+        assert_eq!(w.sums(at(7_999)), [2]);
+        assert_eq!(w.sums(at(8_000)), [0]);
+    }
+
+    #[test]
+    fn sums_match_a_direct_count() {
+        // Against a brute-force count of the events in the window, for a pseudo-random stream.
+        let mut w = Window::<1>::new(Duration::from_millis(100), 10);
+        let mut events: Vec<u64> = Vec::new();
+        let mut t = 0u64;
+        let mut x = 12_345u64;
+        for _ in 0..5_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            t += (x >> 33) % 60;
+            w.add(at(t), 0, 1);
+            events.push(t);
+            let epoch = t / 100;
+            let expected = events.iter().filter(|&&e| epoch - e / 100 < 10).count() as u64;
+            assert_eq!(w.sums(at(t)), [expected]);
+        }
     }
 }

@@ -1,0 +1,72 @@
+//! Cost of a retry budget: one deposit (a request) plus one withdrawal (a retry), for stagger's
+//! budgets and tower's `TpsBudget`, uncontended and with two threads sharing one budget.
+//!
+//! tower's `TpsBudget` is Finagle's ratio budget and reads the clock itself on every call;
+//! stagger's budgets take `now` from the engine, which has already read it for the attempt. So
+//! stagger is measured twice: with `now` fixed (what the budget itself costs) and with a clock
+//! read per operation (`MonotonicClock`, what a caller without a `now` at hand pays).
+//!
+//! Run with `cargo bench -p stagger-bench --bench budget`.
+
+use std::time::Duration;
+
+use divan::Bencher;
+use stagger::budget::{Budget, Ratio, RatioConfig, TokenBucket, TokenBucketConfig};
+use stagger::{Clock, Failure, MonotonicClock, Timestamp};
+use tower::retry::budget::{Budget as _, TpsBudget};
+
+fn main() {
+    divan::main();
+}
+
+/// The ratio budget at Finagle's defaults, with a generous percentage so that withdrawals
+/// keep succeeding (the cost of a refusal is not what is measured).
+fn finagle() -> Ratio {
+    Ratio::new(RatioConfig::FINAGLE.with_percent(1.0)).expect("valid bench budget")
+}
+
+fn tower_tps() -> TpsBudget {
+    TpsBudget::new(Duration::from_secs(10), 10, 1.0)
+}
+
+/// stagger's `finagle` ratio budget, `now` fixed.
+#[divan::bench(threads = [1, 2])]
+fn stagger_finagle(bencher: Bencher) {
+    let budget = finagle();
+    bencher.bench(|| {
+        budget.admit(Timestamp::ZERO);
+        divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
+    });
+}
+
+/// stagger's `finagle` ratio budget, reading a monotonic clock for every call.
+#[divan::bench(threads = [1, 2])]
+fn stagger_finagle_with_clock(bencher: Bencher) {
+    let budget = finagle();
+    let clock = MonotonicClock::starting_now();
+    bencher.bench(|| {
+        budget.admit(clock.now());
+        divan::black_box(budget.try_retry(clock.now(), &Failure::Retryable))
+    });
+}
+
+/// stagger's `aws-standard` token bucket: a withdrawal (a retry) and a refund (its success).
+#[divan::bench(threads = [1, 2])]
+fn stagger_token_bucket(bencher: Bencher) {
+    let budget = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).expect("valid bench budget");
+    bencher.bench(|| {
+        let spent = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
+        budget.on_success(Timestamp::ZERO, spent);
+        divan::black_box(spent)
+    });
+}
+
+/// tower's `TpsBudget` (ttl 10 s, 10 per second, 100 %): `deposit` then `withdraw`.
+#[divan::bench(threads = [1, 2])]
+fn tower_tps_budget(bencher: Bencher) {
+    let budget = tower_tps();
+    bencher.bench(|| {
+        budget.deposit();
+        divan::black_box(budget.withdraw())
+    });
+}
