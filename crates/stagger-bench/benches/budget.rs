@@ -11,7 +11,11 @@
 use std::time::Duration;
 
 use divan::Bencher;
-use stagger::budget::{Budget, Ratio, RatioConfig, TokenBucket, TokenBucketConfig};
+use stagger::SeededRng;
+use stagger::budget::{
+    Breaker, BreakerConfig, Budget, GrpcThrottle, GrpcThrottleConfig, Ratio, RatioConfig,
+    SreAdaptive, SreAdaptiveConfig, TokenBucket, TokenBucketConfig,
+};
 use stagger::{Clock, Failure, MonotonicClock, Timestamp};
 use tower::retry::budget::{Budget as _, TpsBudget};
 
@@ -68,5 +72,49 @@ fn tower_tps_budget(bencher: Bencher) {
     bencher.bench(|| {
         budget.deposit();
         divan::black_box(budget.withdraw())
+    });
+}
+
+/// stagger's `grpc-throttle`: a success (deposit) and a retry check (withdrawal).
+#[divan::bench(threads = [1, 2])]
+fn stagger_grpc_throttle(bencher: Bencher) {
+    let budget = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).expect("valid bench budget");
+    bencher.bench(|| {
+        budget.on_success(Timestamp::ZERO, None);
+        divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
+    });
+}
+
+/// stagger's `sre-adaptive`: a first attempt (admit) and a retry, both counted and checked,
+/// then an accepted success. Every call accepted, so no draw is needed.
+#[divan::bench(threads = [1, 2])]
+fn stagger_sre_adaptive(bencher: Bencher) {
+    let budget = SreAdaptive::new(SreAdaptiveConfig::DEFAULT, SeededRng::new(1)).expect("valid");
+    bencher.bench(|| {
+        budget.admit(Timestamp::ZERO);
+        let spent = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
+        budget.on_success(Timestamp::ZERO, spent);
+        divan::black_box(spent)
+    });
+}
+
+/// stagger's `breaker` (cumulative): a success recorded, then a retry check.
+#[divan::bench(threads = [1, 2])]
+fn stagger_breaker(bencher: Bencher) {
+    let budget = Breaker::new(BreakerConfig::DEFAULT).expect("valid bench budget");
+    bencher.bench(|| {
+        budget.on_success(Timestamp::ZERO, None);
+        divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
+    });
+}
+
+/// stagger's `breaker`, windowed over 60 s: a success recorded, then a retry check.
+#[divan::bench(threads = [1, 2])]
+fn stagger_breaker_windowed(bencher: Bencher) {
+    let config = BreakerConfig::DEFAULT.with_window(Some(Duration::from_secs(60)));
+    let budget = Breaker::new(config).expect("valid bench budget");
+    bencher.bench(|| {
+        budget.on_success(Timestamp::ZERO, None);
+        divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
     });
 }
