@@ -62,7 +62,7 @@ fn aws_refunds_the_last_cost_after_a_retried_success_and_earns_one_otherwise() {
 }
 
 #[test]
-fn brookers_bucket_allows_5_retries_then_one_per_ten_calls() {
+fn brookers_bucket_allows_4_retries_from_full_then_one_per_ten_calls() {
     let bucket = TokenBucket::new(TokenBucketConfig::BROOKER).unwrap();
     let now = Timestamp::ZERO;
     // A retry needs more than 1 token: 5 -> 4 -> 3 -> 2 -> 1 (then 1 is not > 1).
@@ -348,14 +348,67 @@ fn the_engine_stops_with_budget_exhausted_and_refunds_through_the_receipt() {
 }
 
 #[test]
-fn every_named_budget_builds_and_answers() {
+fn every_named_budget_builds_fresh_allows_a_retry_and_has_a_page() {
     for kind in BudgetKind::ALL {
         let budget = AnyBudget::new(kind, SeededRng::new(1)).unwrap();
-        let _ = budget.admit(Timestamp::ZERO);
-        let _ = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
+        assert!(budget.admit(Timestamp::ZERO), "{kind} admits a first call");
+        budget.on_success(Timestamp::ZERO, None);
+        assert!(
+            budget
+                .try_retry(Timestamp::ZERO, &Failure::Retryable)
+                .is_some(),
+            "{kind}: a fresh, healthy budget allows a retry"
+        );
         assert!(kind.page().contains("##"), "{kind} has a page");
         assert_eq!(kind.name().parse::<BudgetKind>().unwrap(), kind);
     }
+}
+
+#[test]
+fn grpc_token_ratio_keeps_its_third_decimal() {
+    let throttle = GrpcThrottle::new(
+        GrpcThrottleConfig::DEFAULT
+            .with_max_tokens(10.0)
+            .with_token_ratio(1.005),
+    )
+    .unwrap();
+    for _ in 0..3 {
+        throttle.on_failure(Timestamp::ZERO, &Failure::Retryable);
+    }
+    throttle.on_success(Timestamp::ZERO, None);
+    assert_eq!(throttle.tokens(), 8.005);
+    // 0.0015 is 0.001 once its fourth decimal is ignored; 0.0009 is nothing.
+    assert!(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0015)).is_ok());
+}
+
+#[test]
+fn the_engine_reports_a_refused_first_attempt_as_its_own_outcome() {
+    // sre-adaptive with nothing ever accepted: after enough requests it refuses locally.
+    let budget = stagger_core::budget::SreAdaptive::new(
+        stagger_core::budget::SreAdaptiveConfig::DEFAULT,
+        SeededRng::new(3),
+    )
+    .unwrap();
+    let mut refused = 0;
+    for i in 0..1000u64 {
+        let now = Timestamp::from_nanos(i * 1_000_000);
+        let policy = Constant::new()
+            .with_max_attempts(1)
+            .build(SeededRng::new(i))
+            .unwrap();
+        let mut run = Run::with_budget(policy, &budget, RunOptions::new(), now);
+        match run.begin(now) {
+            Ok(_) => {
+                let _ = run.end(now, Err(Failure::Throttled(None)));
+            }
+            Err(stopped) => {
+                assert_eq!(stopped.reason, StopReason::BudgetRefusedFirstAttempt);
+                assert_eq!(stopped.summary.attempts, 0);
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 900, "{refused}");
 }
 
 proptest! {
@@ -384,6 +437,39 @@ proptest! {
             let after = bucket.tokens();
             // Tokens are kept in thousandths: the capacity is rounded to one.
             prop_assert!((0.0..=capacity + 0.001).contains(&after));
+        }
+    }
+
+    /// Every decision of a ratio budget matches a shadow model that counts the events in the
+    /// window directly.
+    #[test]
+    fn ratio_decisions_match_a_shadow_model(
+        percent in 0.0f64..3.0,
+        min_per_sec in 0u32..20,
+        events in proptest::collection::vec((any::<bool>(), 0u64..40_000), 0..300),
+    ) {
+        let budget = Ratio::new(RatioConfig::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
+        let mut events = events;
+        events.sort_by_key(|e| e.1);
+        // Ten slots of one second: an event counts while its slot is among the last ten.
+        let mut log: Vec<(bool, u64)> = Vec::new();
+        let ppm = (percent * 1e6).round() as u128;
+        for (deposit, ms) in events {
+            let now = Timestamp::from_nanos(ms * 1_000_000);
+            let slot = ms / 1000;
+            let live = |d: bool| log.iter().filter(|(k, t)| *k == d && slot - t / 1000 < 10).count() as u128;
+            if deposit {
+                budget.admit(now);
+                log.push((true, ms));
+            } else {
+                let allowed = u128::from(min_per_sec) * 10 + live(true) * ppm / 1_000_000;
+                let expect = live(false) < allowed;
+                let granted = budget.try_retry(now, &Failure::Retryable).is_some();
+                prop_assert_eq!(granted, expect, "at {} ms", ms);
+                if granted {
+                    log.push((false, ms));
+                }
+            }
         }
     }
 

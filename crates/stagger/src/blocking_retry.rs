@@ -11,7 +11,7 @@ use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 use crate::classify::Classifier;
 use crate::nesting;
 use crate::notify::Notify;
-use crate::retry::{Driver, Outcome, Retry, stopped};
+use crate::retry::{Driver, Outcome, Retry};
 use crate::trace;
 
 /// Retries the blocking operation `op` under `policy`. `op` receives each [`Attempt`]: its
@@ -111,7 +111,7 @@ where
             }
             let attempt = match driver.run.begin(now) {
                 Ok(attempt) => attempt,
-                Err(stop) => return stopped(stop, last_error),
+                Err(stop) => return driver.stopped(stop, last_error),
             };
             let result = {
                 let _inside = nesting::enter();
@@ -139,7 +139,7 @@ where
                 // A zero delay does not touch the sleeper.
                 Ok(retry) if retry.delay.is_zero() => {}
                 Ok(retry) => driver.sleeper.sleep(retry.delay),
-                Err(stop) => return stopped(stop, last_error),
+                Err(stop) => return driver.stopped(stop, last_error),
             }
         }
     }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use stagger_core::Failure;
+use stagger_core::engine::Stopped;
 
 /// A retry about to happen: after attempt `attempt` failed with `error`, the executor waits
 /// `delay` before the next one.
@@ -31,6 +32,12 @@ pub struct RetryEvent<'a, E> {
 pub trait Notify<E> {
     /// Called once per retry, before the wait.
     fn notify(&mut self, event: &RetryEvent<'_, E>);
+
+    /// Called once when the run gives up, with why (the budget's refusals included) and the
+    /// last error. The default does nothing; closures receive only retries.
+    fn gave_up(&mut self, stopped: &Stopped, last_error: Option<&E>) {
+        let _ = (stopped, last_error);
+    }
 }
 
 impl<E> Notify<E> for () {

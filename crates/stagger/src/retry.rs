@@ -514,7 +514,18 @@ where
     }
 }
 
-pub(crate) fn stopped<T, E>(stopped: Stopped, last_error: Option<E>) -> Outcome<T, E> {
+impl<F, P, C, S, K, B, N> Driver<F, P, C, S, K, B, N> {
+    /// The outcome of a run that gave up: the hook and the trace hear of it first.
+    pub(crate) fn stopped<T, E>(&mut self, stopped: Stopped, last_error: Option<E>) -> Outcome<T, E>
+    where
+        N: Notify<E>,
+    {
+        self.notify.gave_up(&stopped, last_error.as_ref());
+        outcome_of(stopped, last_error)
+    }
+}
+
+fn outcome_of<T, E>(stopped: Stopped, last_error: Option<E>) -> Outcome<T, E> {
     trace::gave_up(&stopped);
     Outcome {
         summary: stopped.summary,
@@ -562,7 +573,7 @@ where
                         Ok(attempt) => attempt,
                         Err(stop) => {
                             this.state.set(State::Done);
-                            return Poll::Ready(stopped(stop, this.last_error.take()));
+                            return Poll::Ready(driver.stopped(stop, this.last_error.take()));
                         }
                     };
                     let future = {
@@ -645,7 +656,7 @@ where
                         }
                         Err(stop) => {
                             this.state.set(State::Done);
-                            return Poll::Ready(stopped(stop, this.last_error.take()));
+                            return Poll::Ready(driver.stopped(stop, this.last_error.take()));
                         }
                     }
                 }

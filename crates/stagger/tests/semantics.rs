@@ -375,3 +375,43 @@ fn an_inner_retry_error_classifies_itself_for_the_outer_layer() {
         "the inner layer made one attempt per outer attempt"
     );
 }
+
+#[test]
+fn a_hook_hears_why_the_run_gave_up_budget_refusals_included() {
+    use stagger::budget::{TokenBucket, TokenBucketConfig};
+    use stagger::engine::Stopped;
+    use stagger::notify::{Notify, RetryEvent};
+
+    #[derive(Default)]
+    struct Log {
+        retries: u32,
+        gave_up: Option<StopReason>,
+    }
+    impl Notify<Failure> for &mut Log {
+        fn notify(&mut self, _: &RetryEvent<'_, Failure>) {
+            self.retries += 1;
+        }
+        fn gave_up(&mut self, stopped: &Stopped, last: Option<&Failure>) {
+            assert_eq!(last, Some(&Failure::Retryable));
+            self.gave_up = Some(stopped.reason);
+        }
+    }
+    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(10.0)).unwrap();
+    let mut log = Log::default();
+    let policy = Constant::new()
+        .with_base(Duration::ZERO)
+        .with_max_attempts(10)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let err = stagger::blocking::retry(policy, |_| Err::<(), _>(Failure::Retryable))
+        .classify(|f: &Failure| *f)
+        .budget(&bucket)
+        .notify(&mut log)
+        .call()
+        .unwrap_err();
+    assert_eq!(err.reason(), StopReason::BudgetExhausted);
+    assert_eq!(
+        (log.retries, log.gave_up),
+        (2, Some(StopReason::BudgetExhausted))
+    );
+}

@@ -71,11 +71,13 @@ them as successes.
 
 - **Cumulative** (`window: None`, the default): the published breaker. It counts since the
   breaker was created, in two `AtomicU64`s, lock-free: each report is one atomic add and
-  each decision two loads.
+  each decision two loads. The two loads are separate, so a decision racing a report may
+  judge counts one outcome apart; that never grants a retry the counts did not allow a
+  moment before or after.
 - **Windowed** (`window: Some(w)`): it counts over the last `w` only, in 60 slots of
   `w / 60`, so an outcome leaves the window between `59/60 × w` and `w` after it was
-  reported. The counts sit behind a `Mutex`; each report adds to one slot and each
-  decision sums the 60 slots.
+  reported. The counts sit behind a `Mutex` and keep running totals; each report adds to
+  one slot and each decision reads the two totals.
 
 Why one may want the windowed variant: the cumulative breaker never forgets. After a year
 of health and a billion successes, a total outage needs over a hundred million failures

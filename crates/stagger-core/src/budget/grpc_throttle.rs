@@ -10,6 +10,12 @@ use crate::failure::Failure;
 /// This budget's page, as `stagger explain` prints it.
 pub(crate) const PAGE: &str = include_str!("grpc_throttle.md");
 
+/// `value` in thousandths, its decimals beyond the third ignored (A6): computed through
+/// millionths, so that a value such as 1.005, stored as 1.00499999..., keeps its third decimal.
+fn thousandths(value: f64) -> u64 {
+    (value * 1e6).round() as u64 / 1000
+}
+
 /// The configuration of a [`GrpcThrottle`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GrpcThrottleConfig {
@@ -65,14 +71,14 @@ impl GrpcThrottleConfig {
                 return Err(ConfigError::NotFinite { param, value });
             }
         }
-        if !(self.max_tokens > 0.0 && self.max_tokens <= 1000.0) {
+        if !(self.max_tokens >= 0.001 && self.max_tokens <= 1000.0) {
             return Err(ConfigError::OutOfRange {
                 param: "max_tokens",
                 value: self.max_tokens,
-                allowed: "in (0, 1000]",
+                allowed: "in (0, 1000], at least 0.001",
             });
         }
-        if (self.token_ratio * 1000.0).floor() < 1.0 || self.token_ratio > 1e9 {
+        if self.token_ratio > 1e9 || thousandths(self.token_ratio) < 1 {
             return Err(ConfigError::OutOfRange {
                 param: "token_ratio",
                 value: self.token_ratio,
@@ -125,7 +131,7 @@ impl GrpcThrottle {
         Ok(Self {
             config,
             max,
-            ratio: (config.token_ratio * 1000.0).floor() as u64,
+            ratio: thousandths(config.token_ratio),
             tokens: AtomicU64::new(max),
         })
     }

@@ -107,4 +107,4 @@ macro_rules! forward_budget {
     )*};
 }
 
-forward_budget!(&B, Arc<B>, Box<B>);
+forward_budget!(&B, Arc<B>, Box<B>, std::rc::Rc<B>);

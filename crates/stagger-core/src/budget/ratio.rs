@@ -31,7 +31,7 @@ impl RatioConfig {
         percent: 0.2,
     };
 
-    /// Sets how long deposits and withdrawals count (at least 1 ms).
+    /// Sets how long deposits and withdrawals count (1 s to 60 s, as Finagle).
     #[must_use]
     pub const fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
@@ -89,11 +89,11 @@ impl RatioConfig {
                 allowed: "between 0 and 1000",
             });
         }
-        if self.ttl < Duration::from_millis(1) {
+        if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
             return Err(ConfigError::OutOfRange {
                 param: "ttl",
                 value: self.ttl.as_secs_f64(),
-                allowed: "at least 0.001 s",
+                allowed: "between 1 s and 60 s, as Finagle requires",
             });
         }
         Ok(())

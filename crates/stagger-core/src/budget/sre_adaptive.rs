@@ -115,9 +115,9 @@ quickly. Lower `k` (down to 1) is more aggressive, higher `k` more permissive.
 
 ## Complexity
 
-Each call takes one `Mutex` lock. Deciding an attempt sums the window's 120
-slots (two counters each) and draws at most one number; reporting an outcome adds to one
-slot. The state is a fixed 120-slot array allocated at construction; nothing allocates
+Each call takes one `Mutex` lock. The window keeps running totals, so deciding an attempt
+reads two sums (expiring, at most once each, the slots time has left behind) and draws at most
+one number; reporting an outcome adds to one slot. The state is a fixed 120-slot array allocated at construction; nothing allocates
 afterwards.
 
 ## Source

@@ -112,8 +112,9 @@ impl TokenBucketConfig {
         self.capacity
     }
 
-    /// Checks every parameter: all finite and non-negative, the capacity above 0 and at most
-    /// a billion tokens.
+    /// Checks every parameter: all finite, between 0 and a billion tokens, the capacity at
+    /// least 0.001, and every other amount either 0 or at least 0.001 (tokens are counted in
+    /// thousandths).
     ///
     /// # Errors
     ///
@@ -140,12 +141,23 @@ impl TokenBucketConfig {
                 });
             }
         }
-        if self.capacity <= 0.0 {
+        if self.capacity < 0.001 {
             return Err(ConfigError::OutOfRange {
                 param: "capacity",
                 value: self.capacity,
-                allowed: "greater than 0",
+                allowed: "at least 0.001 tokens",
             });
+        }
+        // Tokens are counted in thousandths: a non-zero amount below one would round to zero
+        // and, for a cost, make retries free.
+        for (param, value) in &fields[1..] {
+            if *value != 0.0 && *value < 0.001 {
+                return Err(ConfigError::OutOfRange {
+                    param,
+                    value: *value,
+                    allowed: "0, or at least 0.001 tokens",
+                });
+            }
         }
         Ok(())
     }
