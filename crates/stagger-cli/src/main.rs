@@ -10,7 +10,9 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod flags;
+mod plot;
 mod render;
+mod scoreboard_md;
 
 /// Retry failed work correctly, and prove it.
 #[derive(Debug, Parser)]
@@ -32,6 +34,10 @@ enum Command {
     Schedule(cmd::schedule::Args),
     /// Print (or write under docs/) the catalog with every policy's and preset's schedule.
     Report(cmd::report::Args),
+    /// Run policies and budgets on a canonical workload in the simulator.
+    Simulate(cmd::simulate::Args),
+    /// The main job: every policy and budget on every workload; the scoreboard and its plots.
+    Bench(cmd::bench::Args),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +52,8 @@ fn main() -> ExitCode {
         Command::Explain(args) => cmd::explain::run(&args, &mut out),
         Command::Schedule(args) => cmd::schedule::run(&args, &mut out),
         Command::Report(args) => cmd::report::run(&args, &mut out),
+        Command::Simulate(args) => cmd::simulate::run(&args, &mut out),
+        Command::Bench(args) => cmd::bench::run(&args, &mut out),
     };
     match result.and_then(|()| out.flush().map_err(flags::Failure::from)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -316,3 +316,185 @@ fn budgets_are_listed_and_explained_by_name() {
     let both = stdout(&["explain", "aws-standard"]);
     assert!(both.contains("# Preset `aws-standard`") && both.contains("also a retry budget"));
 }
+
+#[test]
+fn simulate_prints_one_json_object_with_a_row_per_strategy() {
+    let doc = json(&[
+        "simulate",
+        "--workload",
+        "herd",
+        "--policy",
+        "constant,exponential-full-jitter",
+        "--clients",
+        "200",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["workload"], "herd");
+    assert_eq!(doc["seed"], 3);
+    let results = doc["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for key in [
+        "policy",
+        "budget",
+        "success_rate",
+        "load",
+        "peak_window_share",
+        "p50_ms",
+        "p99_ms",
+    ] {
+        assert!(results[0].get(key).is_some(), "{key}");
+    }
+    assert_eq!(results[0]["policy"], "constant");
+    assert!((results[0]["peak_window_share"].as_f64().unwrap() - 1.0 / 7.0).abs() < 1e-9);
+    // Same seed, same bytes.
+    let again = stdout(&[
+        "simulate",
+        "--workload",
+        "herd",
+        "--policy",
+        "constant,exponential-full-jitter",
+        "--clients",
+        "200",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc, serde_json::from_str::<Value>(&again).unwrap());
+}
+
+#[test]
+fn impossible_simulations_exit_2_with_one_line() {
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--clients",
+                "0",
+            ],
+            "--clients",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--clients",
+                "-5",
+            ],
+            "--clients",
+        ),
+        (
+            &["simulate", "--workload", "nope", "--policy", "constant"],
+            "--workload",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "outage",
+                "--policy",
+                "constant",
+                "--rate",
+                "-1",
+            ],
+            "--rate",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "outage",
+                "--policy",
+                "constant",
+                "--duration",
+                "0s",
+            ],
+            "--duration",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--rounds",
+                "3",
+            ],
+            "--rounds",
+        ),
+        (
+            &["simulate", "--workload", "herd", "--policy", "nope"],
+            "--policy",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--budget",
+                "nope",
+            ],
+            "--budget",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--clients",
+                "100000000",
+            ],
+            "clients",
+        ),
+    ];
+    for (args, names) in cases {
+        let out = stagger(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_committed_scoreboard_is_what_bench_prints_and_the_readme_quotes_it() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let printed = stdout(&["bench"]);
+    let committed =
+        std::fs::read_to_string(root.join("docs/scoreboard.md")).expect("docs/scoreboard.md");
+    assert_eq!(
+        printed, committed,
+        "docs/scoreboard.md is stale: run `cargo run --release -p stagger-cli -- bench --out docs --readme README.md`"
+    );
+    let summary = printed
+        .split("## Summary\n\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("a summary section");
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    assert!(
+        readme.contains(summary.trim_end()),
+        "the README's scoreboard is stale"
+    );
+    for kind in stagger_core::PolicyKind::ALL {
+        let page =
+            std::fs::read_to_string(root.join(format!("docs/policies/{kind}.md"))).expect("a page");
+        let explained = stdout(&["explain", kind.name()]);
+        assert_eq!(page, explained, "docs/policies/{kind}.md is stale");
+    }
+}

@@ -19,6 +19,9 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     if let Ok(kind) = args.name.parse::<PolicyKind>() {
         out.write_all(kind.page().as_bytes())?;
+        let figures = stagger_sim::scoreboard::policy_figures(kind, 1)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        out.write_all(crate::scoreboard_md::policy_figures(&figures, 1).as_bytes())?;
         return Ok(());
     }
     let preset = Preset::named(&args.name).ok();

@@ -1,7 +1,9 @@
 //! One file per subcommand: flags in, library calls, output out.
 
+pub(crate) mod bench;
 pub(crate) mod budgets;
 pub(crate) mod explain;
 pub(crate) mod policies;
 pub(crate) mod report;
 pub(crate) mod schedule;
+pub(crate) mod simulate;

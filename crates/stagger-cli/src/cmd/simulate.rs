@@ -1,0 +1,189 @@
+//! `stagger simulate`: run policies (and budgets) on a canonical workload.
+
+use std::io::Write;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use serde::Serialize;
+use stagger_core::budget::BudgetKind;
+use stagger_core::{AnyConfig, Preset};
+use stagger_sim::{Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
+
+use crate::cmd::schedule::Overrides as PolicyOverrides;
+use crate::flags::{self, Failure};
+use crate::render::{self, Table};
+
+/// Flags of `stagger simulate`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The workload: herd, outage, contention, open-loop, serial, spike, ramp.
+    #[arg(long, value_name = "NAME")]
+    workload: String,
+    /// Policies, comma-separated: catalog names, preset names, or
+    /// `aws-2015-decorrelated-clamped`.
+    #[arg(long, value_name = "P[,P...]", value_delimiter = ',', required = true)]
+    policy: Vec<String>,
+    /// A budget per simulated client (see `stagger budgets`).
+    #[arg(long, value_name = "NAME")]
+    budget: Option<String>,
+    /// The world seed; every generator of the run derives from it.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    seed: u64,
+    /// Clients (or arrival sources).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    clients: Option<u64>,
+    /// Rounds to average over.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    rounds: Option<u32>,
+    /// The server's failure probability per attempt, in [0, 1].
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    failure_rate: Option<f64>,
+    /// The simulated duration, such as 10s.
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    duration: Option<Duration>,
+    /// The offered rate, in requests per second.
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
+    rate: Option<f64>,
+    /// The window of the peak retry share (default 10ms).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    window: Option<Duration>,
+    #[command(flatten)]
+    policy_overrides: PolicyOverrides,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// How to print results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// A Markdown table.
+    Table,
+    /// One JSON object.
+    Json,
+    /// One CSV row per strategy.
+    Csv,
+}
+
+/// The JSON document.
+#[derive(Serialize)]
+struct Document<'a> {
+    workload: &'a str,
+    seed: u64,
+    results: &'a [ResultRow],
+}
+
+fn sim_failure(err: SimError) -> Failure {
+    match err.param() {
+        Some(param) => Failure::Usage(format!("invalid --{}: {err}", param.replace('_', "-"))),
+        None => Failure::Usage(err.to_string()),
+    }
+}
+
+/// The strategy a `--policy` name stands for, with the policy overrides applied.
+fn strategy(
+    name: &str,
+    overrides: &PolicyOverrides,
+    budget: Option<BudgetKind>,
+) -> Result<Strategy, Failure> {
+    let policy = if name == "aws-2015-decorrelated-clamped" {
+        SimPolicy::AwsDecorrelatedClamped {
+            base: Duration::from_millis(5),
+            cap: Duration::from_secs(2),
+        }
+    } else {
+        let config = match name.parse::<AnyConfig>() {
+            Ok(config) => config,
+            Err(_) => Preset::named(name).map(|p| p.config()).map_err(|_| {
+                Failure::Usage(format!(
+                    "invalid --policy: unknown policy or preset `{name}`"
+                ))
+            })?,
+        };
+        SimPolicy::Catalog(overrides.apply(config)?)
+    };
+    Ok(Strategy { policy, budget })
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+    let workload: WorkloadKind = args.workload.parse().map_err(sim_failure)?;
+    let budget = match &args.budget {
+        Some(name) => Some(name.parse::<BudgetKind>()?),
+        None => None,
+    };
+    let overrides = Overrides {
+        clients: args.clients,
+        rounds: args.rounds,
+        failure_rate: args.failure_rate,
+        duration: args.duration,
+        rate: args.rate,
+        window: args.window,
+    };
+    let strategies = args
+        .policy
+        .iter()
+        .map(|name| strategy(name, &args.policy_overrides, budget))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = strategies
+        .iter()
+        .map(|s| workload.run(&overrides, s, args.seed))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sim_failure)?;
+    match args.format {
+        Format::Json => {
+            let doc = Document {
+                workload: workload.name(),
+                seed: args.seed,
+                results: &results,
+            };
+            serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+        Format::Csv => {
+            render::csv_record(out, &COLUMNS)?;
+            for row in &results {
+                render::csv_record(out, &cells(row))?;
+            }
+        }
+        Format::Table => {
+            writeln!(out, "{} (seed {})", workload, args.seed)?;
+            writeln!(out)?;
+            let mut table = Table::new(COLUMNS);
+            for row in &results {
+                table.row(cells(row));
+            }
+            table.write(out)?;
+        }
+    }
+    Ok(())
+}
+
+const COLUMNS: [&str; 10] = [
+    "policy",
+    "budget",
+    "success_rate",
+    "load",
+    "peak_window_share",
+    "p50_ms",
+    "p99_ms",
+    "writes_per_round",
+    "completion_ms",
+    "tail_goodput_ratio",
+];
+
+fn cells(row: &ResultRow) -> Vec<String> {
+    let num = |x: f64| format!("{x:.4}");
+    let opt = |x: Option<f64>| x.map_or_else(String::new, num);
+    vec![
+        row.policy.clone(),
+        row.budget.clone().unwrap_or_default(),
+        num(row.success_rate),
+        num(row.load),
+        num(row.peak_window_share),
+        opt(row.p50_ms),
+        opt(row.p99_ms),
+        opt(row.writes_per_round),
+        opt(row.completion_ms),
+        opt(row.tail_goodput_ratio),
+    ]
+}

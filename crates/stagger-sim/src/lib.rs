@@ -1,0 +1,27 @@
+//! A deterministic discrete-event simulator for retry policies and budgets.
+//!
+//! It drives the same engine ([`stagger_core::engine::Run`]), policies and budgets as the
+//! executors, on a simulated clock, so its figures are figures of the code users run. Time is
+//! integer nanoseconds; the event queue is ordered by `(time, sequence)`, so ties are first in,
+//! first out; one world generator per run derives every client's and the network's generator;
+//! nothing iterates over a hash map. The same seed gives the same bytes out, and a different
+//! seed different ones.
+//!
+//! Each canonical workload lives in its own module under [`workload`], whose documentation
+//! states its model and its source.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod dist;
+pub mod error;
+pub mod metrics;
+pub mod queue;
+pub mod scoreboard;
+pub mod strategy;
+pub mod workload;
+
+pub use error::SimError;
+pub use metrics::{Metrics, ResultRow};
+pub use strategy::{SimPolicy, Strategy};
+pub use workload::{Overrides, Workload, WorkloadKind};

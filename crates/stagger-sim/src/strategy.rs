@@ -1,0 +1,122 @@
+//! What is simulated: a retry policy and, optionally, a budget per client.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use stagger_core::budget::{AnyBudget, Budget, BudgetKind, Unlimited};
+use stagger_core::{AnyConfig, Failure, Policy, Rng, SeededRng};
+
+/// A policy as the simulator runs it: one of the catalog's, or a published variant that the
+/// catalog deliberately does not offer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum SimPolicy {
+    /// A catalog policy, exactly as the executors run it.
+    Catalog(AnyConfig),
+    /// The 2015 AWS simulator's decorrelated jitter, which clamps after the draw:
+    /// `sleep = min(cap, U(base, 3 * sleep))`. Delays pile up on the cap; the catalog's
+    /// `decorrelated-jitter` samples under it instead. Reproduced to show the difference.
+    AwsDecorrelatedClamped {
+        /// The floor of a draw and the first `sleep`.
+        base: Duration,
+        /// The clamp applied after the draw.
+        cap: Duration,
+    },
+}
+
+impl SimPolicy {
+    /// The name results are reported under.
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self {
+            Self::Catalog(config) => config.kind().name().to_owned(),
+            Self::AwsDecorrelatedClamped { .. } => "aws-2015-decorrelated-clamped".to_owned(),
+        }
+    }
+
+    /// A running policy drawing from `rng`.
+    ///
+    /// # Errors
+    ///
+    /// The catalog configuration's error, if it is invalid.
+    pub fn build(&self, rng: SeededRng) -> Result<Box<dyn Policy>, stagger_core::ConfigError> {
+        Ok(match *self {
+            Self::Catalog(config) => Box::new(config.build(rng)?),
+            Self::AwsDecorrelatedClamped { base, cap } => Box::new(ClampedDecorrelated {
+                base: base.as_secs_f64(),
+                cap: cap.as_secs_f64(),
+                sleep: base.as_secs_f64(),
+                rng,
+            }),
+        })
+    }
+}
+
+/// The 2015 simulator's decorrelated jitter, clamped after the draw, with no attempt limit.
+struct ClampedDecorrelated {
+    base: f64,
+    cap: f64,
+    sleep: f64,
+    rng: SeededRng,
+}
+
+impl Policy for ClampedDecorrelated {
+    fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
+        if !failure.is_retryable() {
+            return None;
+        }
+        if attempt <= 1 {
+            self.sleep = self.base;
+        }
+        let draw = self.base + (3.0 * self.sleep - self.base) * self.rng.next_f64();
+        self.sleep = draw.min(self.cap);
+        Some(Duration::from_secs_f64(self.sleep))
+    }
+}
+
+/// A policy and an optional budget, each client getting its own budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Strategy {
+    /// The retry policy.
+    pub policy: SimPolicy,
+    /// The budget each client holds, if any.
+    pub budget: Option<BudgetKind>,
+}
+
+impl Strategy {
+    /// A catalog policy, no budget.
+    #[must_use]
+    pub fn policy(config: AnyConfig) -> Self {
+        Self {
+            policy: SimPolicy::Catalog(config),
+            budget: None,
+        }
+    }
+
+    /// This strategy with a per-client budget.
+    #[must_use]
+    pub fn with_budget(mut self, budget: Option<BudgetKind>) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// One "no budget" that every client of a run can share, if the strategy has no budget
+    /// (saving an allocation per client).
+    pub(crate) fn shared_unlimited(&self) -> Option<Rc<dyn Budget>> {
+        self.budget
+            .is_none()
+            .then(|| Rc::new(Unlimited) as Rc<dyn Budget>)
+    }
+
+    /// A new client's budget, drawing (for `sre-adaptive`) from `rng`.
+    pub(crate) fn client_budget(&self, rng: SeededRng) -> Rc<dyn Budget> {
+        match self.budget {
+            // The published defaults are valid; a failure here would be a bug in them.
+            Some(kind) => match AnyBudget::new(kind, rng) {
+                Ok(budget) => Rc::new(budget),
+                Err(_) => Rc::new(Unlimited),
+            },
+            None => Rc::new(Unlimited),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! One simulated request, driven by the real engine on the simulated clock.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use stagger_core::budget::Budget;
+use stagger_core::engine::{Run, RunOptions};
+use stagger_core::{Failure, Policy, SeededRng, Timestamp};
+
+use crate::error::SimError;
+use crate::metrics::Metrics;
+use crate::queue::Nanos;
+use crate::strategy::Strategy;
+
+/// A request in flight: its engine run and when it started.
+pub(crate) struct Call {
+    run: Run<Box<dyn Policy>, Rc<dyn Budget>>,
+    started: Nanos,
+}
+
+/// What to do after an attempt.
+pub(crate) enum Next {
+    /// Send the next attempt at this time.
+    RetryAt(Nanos),
+    /// The request is over (success or give-up, already recorded).
+    Done,
+}
+
+fn at(ns: Nanos) -> Timestamp {
+    Timestamp::from_nanos(ns)
+}
+
+fn ns(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Call {
+    /// A request of `strategy` starting at `now`, with its own generator and its client's
+    /// budget.
+    pub(crate) fn start(
+        strategy: &Strategy,
+        rng: SeededRng,
+        budget: Rc<dyn Budget>,
+        options: RunOptions,
+        now: Nanos,
+    ) -> Result<Self, SimError> {
+        let policy = strategy.policy.build(rng)?;
+        Ok(Self {
+            run: Run::with_budget(policy, budget, options, at(now)),
+            started: now,
+        })
+    }
+
+    /// Attempts begun so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.run.attempts()
+    }
+
+    /// Asks to send an attempt at `now`: its number, or `None` if the request gave up (recorded).
+    pub(crate) fn begin(&mut self, now: Nanos, metrics: &mut Metrics) -> Option<u32> {
+        match self.run.begin(at(now)) {
+            Ok(attempt) => {
+                metrics.attempt(now, attempt.number);
+                Some(attempt.number)
+            }
+            Err(stopped) => {
+                metrics.gave_up(stopped.reason);
+                None
+            }
+        }
+    }
+
+    /// The attempt ended at `now` with `result`: records a success or a give-up, or says when
+    /// to retry.
+    pub(crate) fn end(
+        &mut self,
+        now: Nanos,
+        result: Result<(), Failure>,
+        metrics: &mut Metrics,
+    ) -> Next {
+        match result {
+            Ok(()) => match self.run.succeeded(at(now)) {
+                Ok(_) => {
+                    metrics.success(now - self.started);
+                    Next::Done
+                }
+                Err(stopped) => {
+                    metrics.gave_up(stopped.reason);
+                    Next::Done
+                }
+            },
+            Err(failure) => match self.run.failed(at(now), failure) {
+                Ok(retry) => Next::RetryAt(now.saturating_add(ns(retry.delay))),
+                Err(stopped) => {
+                    metrics.gave_up(stopped.reason);
+                    Next::Done
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The canonical workloads, one file each. Each module's documentation states its model and
+//! its source.
+
+mod call;
+pub mod contention;
+pub mod herd;
+pub mod open_loop;
+pub mod outage;
+pub mod serial;
+pub mod spike;
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::error::SimError;
+use crate::metrics::ResultRow;
+use crate::strategy::Strategy;
+
+/// Parameters a user may override from the command line. Each workload uses those that make
+/// sense for it and refuses the others.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// Clients (or, for open arrivals, the number of arrival sources).
+    pub clients: Option<u64>,
+    /// Rounds to average over.
+    pub rounds: Option<u32>,
+    /// The server's independent failure probability per attempt, in [0, 1].
+    pub failure_rate: Option<f64>,
+    /// The simulated duration.
+    pub duration: Option<Duration>,
+    /// The offered rate, in requests per second.
+    pub rate: Option<f64>,
+    /// The window of the peak retry share.
+    pub window: Option<Duration>,
+}
+
+/// A workload with its parameters.
+pub trait Workload: Default {
+    /// Its entry in the list of workloads.
+    const KIND: WorkloadKind;
+
+    /// Applies the overrides that make sense for this workload.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::NotApplicable`] for an override this workload does not use.
+    fn apply(&mut self, overrides: &Overrides) -> Result<(), SimError>;
+
+    /// Checks the parameters.
+    ///
+    /// # Errors
+    ///
+    /// A [`SimError`] naming the parameter.
+    fn validate(&self) -> Result<(), SimError>;
+
+    /// Runs `strategy`, every generator derived from `seed`.
+    ///
+    /// # Errors
+    ///
+    /// The parameters' or the policy's [`SimError`].
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError>;
+}
+
+/// Refuses an override that `workload` does not use.
+pub(crate) fn refuse<T>(
+    value: Option<T>,
+    param: &'static str,
+    workload: WorkloadKind,
+) -> Result<(), SimError> {
+    match value {
+        Some(_) => Err(SimError::NotApplicable {
+            param,
+            workload: workload.name(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// A workload by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum WorkloadKind {
+    /// [`herd`]: every client fails at once, the dependency stays down.
+    Herd,
+    /// [`outage`]: steady arrivals through a 30-second outage.
+    Outage,
+    /// [`contention`]: the 2015 AWS optimistic-concurrency simulation.
+    Contention,
+    /// [`open_loop`]: open arrivals against independent failures (Brooker 2022).
+    OpenLoop,
+    /// [`serial`]: serial clients against independent failures (Brooker 2022).
+    Serial,
+    /// [`spike`]: a load spike into a server with no admission control (metastable collapse).
+    Spike,
+    /// [`spike`]: the same server under a ramp.
+    Ramp,
+}
+
+impl WorkloadKind {
+    /// Every workload.
+    pub const ALL: [Self; 7] = [
+        Self::Herd,
+        Self::Outage,
+        Self::Contention,
+        Self::OpenLoop,
+        Self::Serial,
+        Self::Spike,
+        Self::Ramp,
+    ];
+
+    /// The workload's name.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Herd => "herd",
+            Self::Outage => "outage",
+            Self::Contention => "contention",
+            Self::OpenLoop => "open-loop",
+            Self::Serial => "serial",
+            Self::Spike => "spike",
+            Self::Ramp => "ramp",
+        }
+    }
+
+    /// Every workload's name.
+    #[must_use]
+    pub fn names() -> Vec<&'static str> {
+        Self::ALL.iter().map(|k| k.name()).collect()
+    }
+
+    /// Runs this workload at its defaults with `overrides`, for `strategy` and `seed`.
+    ///
+    /// # Errors
+    ///
+    /// A [`SimError`] for an override that does not apply, an invalid parameter or policy.
+    pub fn run(
+        self,
+        overrides: &Overrides,
+        strategy: &Strategy,
+        seed: u64,
+    ) -> Result<ResultRow, SimError> {
+        fn go<W: Workload>(o: &Overrides, s: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+            let mut workload = W::default();
+            workload.apply(o)?;
+            workload.validate()?;
+            workload.run(s, seed)
+        }
+        match self {
+            Self::Herd => go::<herd::Herd>(overrides, strategy, seed),
+            Self::Outage => go::<outage::Outage>(overrides, strategy, seed),
+            Self::Contention => go::<contention::Contention>(overrides, strategy, seed),
+            Self::OpenLoop => go::<open_loop::OpenLoop>(overrides, strategy, seed),
+            Self::Serial => go::<serial::Serial>(overrides, strategy, seed),
+            Self::Spike => go::<spike::Spike>(overrides, strategy, seed),
+            Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed),
+        }
+    }
+}
+
+impl fmt::Display for WorkloadKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for WorkloadKind {
+    type Err = SimError;
+
+    fn from_str(name: &str) -> Result<Self, SimError> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| SimError::UnknownWorkload(name.to_owned()))
+    }
+}

@@ -1,0 +1,363 @@
+//! # `open-loop`: open arrivals against independent failures
+//!
+//! The setup of Marc Brooker's "Fixing retries with token buckets and circuit breakers" (2022),
+//! anchors.md W2. `clients` clients (default 100) each send requests as an independent Poisson
+//! process at `rate` per second (default 10) for `duration` (default 10 s). Each attempt takes
+//! one round trip drawn from `Exp(mean 10 ms)`, a single draw for the whole trip as published,
+//! and the server fails it independently with probability `failure_rate` (default 0.5), with a
+//! retryable error. Arrivals do not wait for earlier requests: the clients are *open*, so
+//! retries add load on top of the offered rate instead of slowing the clients down.
+//!
+//! Each client holds its own budget (`Strategy::budget`), as in the published setup: a token
+//! bucket or a breaker sees only its own client's calls. Arrivals stop at `duration`; the
+//! requests in flight then run to completion, so every request counts whole.
+//!
+//! The metrics are the published ones: success rate = successes / first tries, and load =
+//! attempts / first tries. With `N` immediate retries and no budget both have a closed form,
+//! [`analytic`]: success `1 - x^(N+1)` and load `sum_{k=0..N} x^k` at failure probability `x`.
+//! [`published_strategies`] lists the four strategies of the post: no retries, 3 retries, 3
+//! retries with Brooker's per-client token bucket (`brooker`), and 3 retries with his retry
+//! circuit breaker (`breaker`). W2's retries are immediate. Published: the bucket caps the extra
+//! load near 14 % whatever the failure rate, the breaker trips early (hardly any retries above
+//! 10 % failures), and with many small clients the bucket tends to "3 retries" while the
+//! breaker tends to "no retries".
+//!
+//! "What is Backoff For?" (Brooker 2022, anchors.md W3) compares these open clients with the
+//! serial ones of [`serial`](super::serial): with open clients, backoff barely changes the load.
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use stagger_core::budget::{Budget, BudgetKind};
+use stagger_core::engine::RunOptions;
+use stagger_core::policy::{Immediate, NoRetry};
+use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
+
+use super::call::{Call, Next};
+use super::{Overrides, Workload, WorkloadKind, refuse};
+use crate::dist::{Delay, exponential};
+use crate::error::SimError;
+use crate::metrics::{Metrics, ResultRow};
+use crate::queue::{EventQueue, Nanos};
+use crate::strategy::Strategy;
+
+const SECOND: Nanos = 1_000_000_000;
+
+/// The open-loop workload's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OpenLoop {
+    /// Independent Poisson sources, each with its own budget (1 to [`OpenLoop::MAX_CLIENTS`]).
+    pub clients: u64,
+    /// Requests per second from each client, in (0, 1e5].
+    pub rate: f64,
+    /// How long requests arrive, longer than 0 and at most a day.
+    pub duration: Duration,
+    /// The server's independent failure probability per attempt, in [0, 1].
+    pub failure_rate: f64,
+    /// The round trip of one attempt (default `Exp(mean 10 ms)`).
+    pub rtt: Delay,
+    /// The window of the peak retry share.
+    pub window: Duration,
+}
+
+impl Default for OpenLoop {
+    fn default() -> Self {
+        Self {
+            clients: 100,
+            rate: 10.0,
+            duration: Duration::from_secs(10),
+            failure_rate: 0.5,
+            rtt: Delay::Exponential { mean: 10_000_000 },
+            window: Duration::from_millis(10),
+        }
+    }
+}
+
+impl OpenLoop {
+    /// The most clients.
+    pub const MAX_CLIENTS: u64 = 100_000;
+    /// The most requests a run may expect (`clients x rate x duration`).
+    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most events a run may process; a run that needs more (a policy with no attempt
+    /// limit against a server that always fails, say) stops with [`SimError::TooLarge`].
+    pub const MAX_EVENTS: u64 = 200_000_000;
+}
+
+/// The strategies of Brooker's W2 post, by the names it uses: "no retries", "3 retries" (4
+/// attempts, retried at once), "token bucket" (the same with the `brooker` budget per client)
+/// and "circuit breaker" (the same with the `breaker` budget per client).
+#[must_use]
+pub fn published_strategies() -> Vec<(&'static str, Strategy)> {
+    let three = Strategy::policy(AnyConfig::from(Immediate::new().with_max_attempts(4)));
+    vec![
+        (
+            "no retries",
+            Strategy::policy(AnyConfig::from(NoRetry::new())),
+        ),
+        ("3 retries", three),
+        ("token bucket", three.with_budget(Some(BudgetKind::Brooker))),
+        (
+            "circuit breaker",
+            three.with_budget(Some(BudgetKind::Breaker)),
+        ),
+    ]
+}
+
+/// W2's closed form for `retries` immediate retries (no budget) at failure probability `x`:
+/// `(success, load)` = `(1 - x^(N+1), sum_{k=0..N} x^k)`.
+#[must_use]
+pub fn analytic(retries: u32, x: f64) -> (f64, f64) {
+    let mut load = 0.0;
+    let mut power = 1.0;
+    for _ in 0..=retries {
+        load += power;
+        power *= x;
+    }
+    (1.0 - power, load)
+}
+
+/// One Poisson source: its generators and its budget.
+struct Client {
+    arrivals: SeededRng,
+    server: SeededRng,
+    policies: SeededRng,
+    budget: Rc<dyn Budget>,
+}
+
+/// A request in the table: its engine run and its client.
+struct Request {
+    call: Call,
+    client: u32,
+}
+
+#[derive(Clone, Copy)]
+enum Event {
+    /// Client `c`'s next request arrives.
+    Arrival(u32),
+    /// The request in slot `r` sends its next attempt.
+    Send(u32),
+    /// The answer to the request in slot `r` comes back: success or not.
+    Answer(u32, bool),
+}
+
+pub(super) fn nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
+/// Checks a failure probability.
+pub(super) fn check_failure_rate(x: f64) -> Result<(), SimError> {
+    if (0.0..=1.0).contains(&x) {
+        Ok(())
+    } else {
+        Err(SimError::Invalid {
+            param: "failure_rate",
+            allowed: "a probability in [0, 1]",
+        })
+    }
+}
+
+/// Checks a number of clients.
+pub(super) fn check_clients(clients: u64, max: u64) -> Result<(), SimError> {
+    if clients == 0 {
+        return Err(SimError::Invalid {
+            param: "clients",
+            allowed: "at least 1",
+        });
+    }
+    if clients > max {
+        return Err(SimError::TooLarge {
+            what: "clients",
+            limit: max.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a run's duration.
+pub(super) fn check_duration(d: Duration) -> Result<(), SimError> {
+    if d.is_zero() || d > Duration::from_secs(86_400) {
+        return Err(SimError::Invalid {
+            param: "duration",
+            allowed: "longer than 0 and at most a day",
+        });
+    }
+    Ok(())
+}
+
+/// Sends an attempt of `call` at `now`, if the engine lets it: the time its answer comes back
+/// and whether it succeeded, both drawn from the client's `server` generator.
+pub(super) fn send(
+    call: &mut Call,
+    now: Nanos,
+    rtt: &Delay,
+    failure_rate: f64,
+    server: &mut SeededRng,
+    metrics: &mut Metrics,
+) -> Option<(Nanos, bool)> {
+    call.begin(now, metrics)?;
+    let back = now.saturating_add(rtt.sample(server));
+    let ok = server.next_f64() >= failure_rate;
+    Some((back, ok))
+}
+
+/// The answer an attempt got.
+pub(super) fn result(ok: bool) -> Result<(), Failure> {
+    if ok { Ok(()) } else { Err(Failure::Retryable) }
+}
+
+impl Workload for OpenLoop {
+    const KIND: WorkloadKind = WorkloadKind::OpenLoop;
+
+    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
+        refuse(o.rounds, "rounds", Self::KIND)?;
+        self.clients = o.clients.unwrap_or(self.clients);
+        self.rate = o.rate.unwrap_or(self.rate);
+        self.duration = o.duration.unwrap_or(self.duration);
+        self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
+        self.window = o.window.unwrap_or(self.window);
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        check_clients(self.clients, Self::MAX_CLIENTS)?;
+        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e5) {
+            return Err(SimError::Invalid {
+                param: "rate",
+                allowed: "a number of requests per second in (0, 1e5]",
+            });
+        }
+        check_duration(self.duration)?;
+        check_failure_rate(self.failure_rate)?;
+        if self.window.is_zero() {
+            return Err(SimError::Invalid {
+                param: "window",
+                allowed: "longer than 0",
+            });
+        }
+        if self.clients as f64 * self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
+            return Err(SimError::TooLarge {
+                what: "clients x rate x duration",
+                limit: "1e7 requests".to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        self.validate()?;
+        let mut world = SeededRng::new(seed);
+        let end = nanos(self.duration);
+        let mean_gap = SECOND as f64 / self.rate;
+        let n = self.clients as usize;
+        let mut clients = Vec::with_capacity(n);
+        let mut queue = EventQueue::with_capacity(2 * n);
+        for c in 0..n {
+            let mut arrivals = world.fork();
+            let server = world.fork();
+            let policies = world.fork();
+            let budget = strategy.client_budget(world.fork());
+            let first = exponential(&mut arrivals, mean_gap) as Nanos;
+            if first < end {
+                queue.push(first, Event::Arrival(c as u32));
+            }
+            clients.push(Client {
+                arrivals,
+                server,
+                policies,
+                budget,
+            });
+        }
+        let mut metrics = Metrics::new();
+        // The request table: slots are reused once a request ends, so it holds at most the
+        // requests in flight at once.
+        let mut table: Vec<Option<Request>> = Vec::with_capacity(n);
+        let mut free: Vec<u32> = Vec::with_capacity(n);
+        let mut events = 0u64;
+        while let Some((now, event)) = queue.pop() {
+            events += 1;
+            if events > Self::MAX_EVENTS {
+                return Err(SimError::TooLarge {
+                    what: "events",
+                    limit: Self::MAX_EVENTS.to_string(),
+                });
+            }
+            match event {
+                Event::Arrival(c) => {
+                    let client = &mut clients[c as usize];
+                    let next =
+                        now.saturating_add(exponential(&mut client.arrivals, mean_gap) as Nanos);
+                    if next < end {
+                        queue.push(next, Event::Arrival(c));
+                    }
+                    metrics.first_try();
+                    let mut call = Call::start(
+                        strategy,
+                        client.policies.fork(),
+                        client.budget.clone(),
+                        RunOptions::new(),
+                        now,
+                    )?;
+                    let Some((back, ok)) = send(
+                        &mut call,
+                        now,
+                        &self.rtt,
+                        self.failure_rate,
+                        &mut client.server,
+                        &mut metrics,
+                    ) else {
+                        continue;
+                    };
+                    let request = Request { call, client: c };
+                    let slot = match free.pop() {
+                        Some(slot) => {
+                            table[slot as usize] = Some(request);
+                            slot
+                        }
+                        None => {
+                            table.push(Some(request));
+                            (table.len() - 1) as u32
+                        }
+                    };
+                    queue.push(back, Event::Answer(slot, ok));
+                }
+                Event::Send(slot) => {
+                    let Some(request) = table[slot as usize].as_mut() else {
+                        continue;
+                    };
+                    let server = &mut clients[request.client as usize].server;
+                    match send(
+                        &mut request.call,
+                        now,
+                        &self.rtt,
+                        self.failure_rate,
+                        server,
+                        &mut metrics,
+                    ) {
+                        Some((back, ok)) => queue.push(back, Event::Answer(slot, ok)),
+                        None => {
+                            table[slot as usize] = None;
+                            free.push(slot);
+                        }
+                    }
+                }
+                Event::Answer(slot, ok) => {
+                    let Some(request) = table[slot as usize].as_mut() else {
+                        continue;
+                    };
+                    match request.call.end(now, result(ok), &mut metrics) {
+                        Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
+                        Next::Done => {
+                            table[slot as usize] = None;
+                            free.push(slot);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(metrics.row(
+            strategy.policy.name(),
+            strategy.budget.map(|b| b.to_string()),
+            nanos(self.window),
+        ))
+    }
+}

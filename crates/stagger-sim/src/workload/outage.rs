@@ -1,0 +1,209 @@
+//! # `outage`: steady arrivals through a thirty-second outage
+//!
+//! Requests arrive as a Poisson process at `rate` per second (default 100) for `duration`
+//! (default 60 s). The dependency is down from 15 s to 45 s: every attempt that reaches it then
+//! fails with a retryable error; before and after, every attempt succeeds. The network is a
+//! constant one-way delay of 1 ms.
+//!
+//! It measures what seed 000 quotes for `constant`: the success rate of the requests that met
+//! the outage (those whose first attempt reached the dependency while it was down), and the
+//! load on the dependency in the second after it recovered (attempts reaching it in
+//! [45 s, 46 s)). A policy's patience decides the first: `constant` at its defaults waits
+//! 700 ms in all, so only requests that met the last 0.7 s of the outage can succeed.
+
+use std::time::Duration;
+
+use stagger_core::engine::RunOptions;
+use stagger_core::{Failure, SeededRng};
+
+use super::call::{Call, Next};
+use super::{Overrides, Workload, WorkloadKind, refuse};
+use crate::dist::{Delay, exponential};
+use crate::error::SimError;
+use crate::metrics::{Metrics, ResultRow};
+use crate::queue::{EventQueue, Nanos};
+use crate::strategy::Strategy;
+
+const SECOND: Nanos = 1_000_000_000;
+
+/// The outage's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Outage {
+    /// Requests per second.
+    pub rate: f64,
+    /// The whole run.
+    pub duration: Duration,
+    /// When the dependency goes down.
+    pub down_at: Duration,
+    /// How long it stays down.
+    pub down_for: Duration,
+    /// The one-way network delay.
+    pub network: Delay,
+    /// The window of the peak share.
+    pub window: Duration,
+}
+
+impl Default for Outage {
+    fn default() -> Self {
+        Self {
+            rate: 100.0,
+            duration: Duration::from_secs(60),
+            down_at: Duration::from_secs(15),
+            down_for: Duration::from_secs(30),
+            network: Delay::Constant { nanos: 1_000_000 },
+            window: Duration::from_millis(10),
+        }
+    }
+}
+
+enum Event {
+    /// The next request arrives.
+    Arrival,
+    /// Request `r` sends an attempt.
+    Send(usize),
+    /// Request `r`'s attempt reaches the dependency.
+    Arrive(usize),
+    /// The answer reaches request `r`: success or not.
+    Answer(usize, bool),
+}
+
+fn nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
+impl Workload for Outage {
+    const KIND: WorkloadKind = WorkloadKind::Outage;
+
+    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
+        refuse(o.clients, "clients", Self::KIND)?;
+        refuse(o.rounds, "rounds", Self::KIND)?;
+        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+        self.rate = o.rate.unwrap_or(self.rate);
+        self.duration = o.duration.unwrap_or(self.duration);
+        self.window = o.window.unwrap_or(self.window);
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e6) {
+            return Err(SimError::Invalid {
+                param: "rate",
+                allowed: "a number of requests per second in (0, 1e6]",
+            });
+        }
+        if self.duration.is_zero() || self.duration > Duration::from_secs(86_400) {
+            return Err(SimError::Invalid {
+                param: "duration",
+                allowed: "longer than 0 and at most a day",
+            });
+        }
+        if self.rate * self.duration.as_secs_f64() > 1e8 {
+            return Err(SimError::TooLarge {
+                what: "rate x duration",
+                limit: "1e8 requests".to_owned(),
+            });
+        }
+        if self.window.is_zero() {
+            return Err(SimError::Invalid {
+                param: "window",
+                allowed: "longer than 0",
+            });
+        }
+        Ok(())
+    }
+
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        let mut world = SeededRng::new(seed);
+        let mut arrivals = world.fork();
+        let mut net = world.fork();
+        let budget = strategy.client_budget(world.fork());
+        let (down, up, end) = (
+            nanos(self.down_at),
+            nanos(self.down_at + self.down_for),
+            nanos(self.duration),
+        );
+        let mean_gap = SECOND as f64 / self.rate;
+        let mut metrics = Metrics::new();
+        let mut calls: Vec<Call> = Vec::new();
+        let mut met = Vec::new();
+        let (mut met_outage, mut met_succeeded, mut recovery_load) = (0u64, 0u64, 0u64);
+        let mut queue = EventQueue::new();
+        queue.push(
+            exponential(&mut arrivals, mean_gap) as Nanos,
+            Event::Arrival,
+        );
+        while let Some((now, event)) = queue.pop() {
+            match event {
+                Event::Arrival => {
+                    if now >= end {
+                        continue;
+                    }
+                    let r = calls.len();
+                    calls.push(Call::start(
+                        strategy,
+                        world.fork(),
+                        budget.clone(),
+                        RunOptions::new(),
+                        now,
+                    )?);
+                    met.push(false);
+                    metrics.first_try();
+                    queue.push(now, Event::Send(r));
+                    queue.push(
+                        now + exponential(&mut arrivals, mean_gap) as Nanos,
+                        Event::Arrival,
+                    );
+                }
+                Event::Send(r) => {
+                    if calls[r].begin(now, &mut metrics).is_some() {
+                        queue.push(now + self.network.sample(&mut net), Event::Arrive(r));
+                    }
+                }
+                Event::Arrive(r) => {
+                    let is_down = (down..up).contains(&now);
+                    if (up..up + SECOND).contains(&now) {
+                        recovery_load += 1;
+                    }
+                    if is_down && !met[r] && calls_first(&calls[r]) {
+                        met[r] = true;
+                        met_outage += 1;
+                    }
+                    queue.push(
+                        now + self.network.sample(&mut net),
+                        Event::Answer(r, !is_down),
+                    );
+                }
+                Event::Answer(r, ok) => {
+                    let result = if ok { Ok(()) } else { Err(Failure::Retryable) };
+                    let before = metrics.successes;
+                    match calls[r].end(now, result, &mut metrics) {
+                        Next::RetryAt(at) => queue.push(at, Event::Send(r)),
+                        Next::Done => {
+                            if met[r] && metrics.successes > before {
+                                met_succeeded += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let mut row = metrics.row(
+            strategy.policy.name(),
+            strategy.budget.map(|b| b.to_string()),
+            nanos(self.window),
+        );
+        row.success_rate = if met_outage == 0 {
+            0.0
+        } else {
+            met_succeeded as f64 / met_outage as f64
+        };
+        row.met_outage = Some(met_outage);
+        row.recovery_load = Some(recovery_load);
+        Ok(row)
+    }
+}
+
+/// Whether the call is on its first attempt.
+fn calls_first(call: &Call) -> bool {
+    call.attempts() == 1
+}

@@ -1,0 +1,846 @@
+//! # `spike` and `ramp`: metastable collapse
+//!
+//! A server with no admission control, whose work slows down as it piles up, and clients that
+//! time out and retry. Source: anchors.md W4, Marc Brooker's "simple collapse simulation"
+//! (2023), the model behind the metastable failures of Bronson et al., "Metastable Failures in
+//! Distributed Systems" (HotOS 2021). The setup is the published one:
+//!
+//! - **Arrivals.** Requests arrive as an open Poisson process: nobody waits for an answer
+//!   before sending the next request. [`Spike`]: 40 requests per second, 80 for `t` in
+//!   [20 s, 25 s), then 40 again, for 80 s. [`Ramp`]: the rate rises linearly from 40 to
+//!   80 requests per second over the whole run, `rate(t) = 40 * (1 + t / 80 s)`, for 80 s.
+//!   The time-varying rate is drawn exactly, by thinning a Poisson process at the peak rate.
+//! - **Server.** Every attempt that reaches it is worked on at once (no queue, no admission
+//!   control, no limit on concurrency). Its service time is `1 s + 10 ms * n`, where `n` is
+//!   the number of attempts in progress at the server when it arrives, itself not counted.
+//!   Work whose client has already timed out keeps running and keeps counting in `n` until it
+//!   is done: the server never learns that nobody is waiting.
+//! - **Network.** `Exp(mean 100 ms)` each way, drawn afresh for the request and the response.
+//! - **Client.** Each attempt has its own 3-second timeout, counted from when it is sent (not
+//!   the engine's end-to-end deadline). If it fires first the attempt fails with
+//!   [`Failure::Timeout`] and a later response is ignored. The engine then decides, with the
+//!   policy and any budget, whether and when to retry; the policy's `max_attempts` bounds the
+//!   tries (3 in the published setup).
+//!
+//! The published comparison is [`no_backoff`] (catalog `immediate`, 3 attempts) against
+//! [`jittered_backoff`] (catalog `exponential-full-jitter`, 3 attempts). The source names no
+//! base for the jittered policy; we use the AWS SDKs' standard mode (anchors.md §2: base 1 s,
+//! cap 20 s, full jitter, 3 attempts), chosen before any run and not tuned: the two retries
+//! wait `U(0, 1 s)` and `U(0, 2 s)`.
+//!
+//! **Budgets.** The published run has none. If the strategy names one, every request shares a
+//! single budget: this models one client process, which is how a budget would sit in front of
+//! such a server.
+//!
+//! ## Why it collapses
+//!
+//! At 40 requests per second the server settles at `n = 40 * (1 + 0.01 n)`, about 67 attempts
+//! in progress and 1.67 s of service: every attempt answers well within its 3 s. But the
+//! server's throughput is `n / (1 s + 10 ms * n)`, which never reaches 100 attempts per
+//! second, however much work is in progress. During the spike the work piles up, service time
+//! passes the timeout, every attempt times out and is tried three times: 120 attempts per
+//! second against a server that cannot finish 100, so the pile only grows once the spike is
+//! over. That is the metastable state: the trigger is gone, the overload sustains itself.
+//!
+//! ## Metrics
+//!
+//! - **Goodput per second** ([`Timeline::goodput`]): successful requests whose success reached
+//!   the client in second `k`, that is in `[k s, (k + 1) s)`, by completion time. [`Timeline`]
+//!   also holds the offered rate, arrivals, attempts and work in progress per second, for
+//!   plots.
+//! - **Tail goodput ratio** ([`ResultRow::tail_goodput_ratio`]): successes reaching clients in
+//!   the final 30 s of the run, per second, divided by the offered rate at the end of the run
+//!   (40 for `spike`, 80 for `ramp`). About 1 means the system serves what it is offered.
+//! - **Recovery time** ([`ResultRow::recovery_ms`], `spike` only): from the end of the trigger
+//!   (25 s) to the start of the first whole second `k >= 25 s` such that the goodput of each of
+//!   the five seconds `k .. k + 5` is at least 90 % of the offered rate in that second (36 per
+//!   second after the spike), in ms. `null` if that never happens within the run. It does not
+//!   apply to `ramp`, whose trigger lasts to the end. The criterion counts whole requests in
+//!   one-second buckets, so Poisson noise can delay it by a few seconds: at 40 per second a
+//!   single second falls below 36 about a quarter of the time, even with no collapse at all.
+//! - The common metrics ([`ResultRow`]) cover every request that arrived before the end of the
+//!   run, followed to its end (success or give-up) for up to 5 minutes after it. Requests still
+//!   unfinished then are counted under the give-up reason `"unfinished"`.
+//!
+//! ## Fidelity
+//!
+//! The published findings, and what this model shows at seed 1 (asserted in
+//! `tests/spike_ramp.rs`) and over seeds 1 to 100:
+//!
+//! | published (W4) | this model |
+//! |---|---|
+//! | Without backoff the spike leaves the system collapsed. | **Reproduced**, at most seeds. At seed 1 goodput falls to 0 from 27 s and never returns: tail goodput ratio 0.00, recovery never, 8 328 attempts for 3 468 requests, and the work at the server still growing at the end (2 083 attempts in progress). Over seeds 1 to 100, 71 collapse; in the 29 others the backlog peaks just short of the timeout and the system recovers, so the 5-second spike sits near the tipping point. Without any retries (`no-retry`) the same spike never collapses (100 of 100 seeds recover, seed 1 within 5 s): the retries are what hold the collapse in place. |
+//! | With jittered backoff it recovers. | **Not reproduced.** `exponential-full-jitter` (base 1 s, 3 attempts) behaves like no backoff: at seed 1 tail ratio 0.00, recovery never, 8 342 attempts; over seeds 1 to 100, 68 collapse (71 without backoff). The catalog's default full jitter (base 100 ms, 8 attempts) collapses in 70. Not tuned. The model says why: arrivals are open, so backoff delays the retries but does not remove them, and a collapsed server still receives about 3 x 40 = 120 attempts per second while it cannot finish 100 at any backlog. Only fewer attempts get it out: no retries, or a budget. This is W3's finding (backoff barely changes the amplification of open clients) showing through. |
+//! | Under a ramp to 80 requests per second both collapse. | **Reproduced.** Tail ratio at seed 1: 0.034 without backoff (9 482 attempts), 0.032 with jittered backoff (9 489); 100 of 100 seeds collapse for each. Past about 64 requests per second the first attempts alone keep the service time above the timeout, so nothing on the client side helps: even `no-retry` collapses (tail ratio 0.081). |
+//! | Which budgets turn "stuck" into "recovers". | With no backoff at seed 1 (tail ratio, recovery, attempts): `aws-standard` 1.047, 6 s, 3 531; `aws-2026` 1.044, 6 s, 3 515; `brooker` 1.049, 5 s, 3 500; `grpc-throttle` 1.044, 5 s, 3 477; `breaker` 1.043, 8 s, 3 583; `finagle` 1.047, 12 s, 3 711. Each recovers at all 100 seeds, with or without jitter. `sre-adaptive` (1.045, 20 s, 2 754) gets there by another route: it counts timeouts as accepts, so at seed 1 it refuses no retry, but it refuses first attempts while the first answers are still on their way (714 at seed 1, goodput 5 per second at 1 s), which keeps the backlog low when the spike comes; 90 of 100 seeds escape the collapse. No other budget helps the ramp; `sre-adaptive` escapes it at 11 of 100 seeds, through the same cold start. |
+//!
+//! Ratios slightly above 1 mean that seed offered a little more than the mean rate. A run of
+//! the default spike takes about 3 ms (release build).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use serde::Serialize;
+use stagger_core::budget::Budget;
+use stagger_core::engine::RunOptions;
+use stagger_core::policy::{ExponentialFullJitter, Immediate};
+use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
+
+use super::call::{Call, Next};
+use super::{Overrides, Workload, WorkloadKind, refuse};
+use crate::dist::{Delay, exponential};
+use crate::error::SimError;
+use crate::metrics::{Metrics, ResultRow};
+use crate::queue::{EventQueue, Nanos};
+use crate::strategy::Strategy;
+
+const SECOND: Nanos = 1_000_000_000;
+
+/// The most requests a run may be offered at its peak rate: `peak rate * duration`.
+pub const MAX_REQUESTS: f64 = 2e6;
+
+/// The most attempts a run may make before it is stopped and refused.
+pub const MAX_ATTEMPTS: u64 = 20_000_000;
+
+/// How long after the end of the run the requests still in progress are followed.
+pub const DRAIN: Duration = Duration::from_secs(300);
+
+/// The tail over which the tail goodput ratio is measured: the final 30 s.
+pub const TAIL: Duration = Duration::from_secs(30);
+
+/// Recovered means goodput at least this share of the offered rate...
+pub const RECOVERY_SHARE: f64 = 0.9;
+
+/// ...for this many consecutive seconds.
+pub const RECOVERY_HOLD: usize = 5;
+
+/// The catalog's `immediate` with 3 attempts: the published "no backoff".
+#[must_use]
+pub fn no_backoff() -> Strategy {
+    Strategy::policy(AnyConfig::from(Immediate::new().with_max_attempts(3)))
+}
+
+/// The catalog's `exponential-full-jitter` with 3 attempts, base 1 s and cap 20 s (the AWS
+/// SDKs' standard mode): the published "jittered backoff", with a base the source leaves open.
+#[must_use]
+pub fn jittered_backoff() -> Strategy {
+    let config = ExponentialFullJitter::new()
+        .with_base(Duration::from_secs(1))
+        .with_cap(Duration::from_secs(20))
+        .with_max_attempts(3);
+    Strategy::policy(AnyConfig::from(config))
+}
+
+/// The server, network and client timeout shared by [`Spike`] and [`Ramp`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Server {
+    /// Service time with nothing else in progress (1 s).
+    pub base_service: Duration,
+    /// Service time added per attempt in progress when an attempt arrives (10 ms).
+    pub per_in_flight: Duration,
+    /// The one-way network delay, drawn each way (`Exp(mean 100 ms)`).
+    pub network: Delay,
+    /// The client's per-attempt timeout (3 s).
+    pub timeout: Duration,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self {
+            base_service: Duration::from_secs(1),
+            per_in_flight: Duration::from_millis(10),
+            network: Delay::Exponential { mean: 100_000_000 },
+            timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+impl Server {
+    fn validate(&self) -> Result<(), SimError> {
+        if self.timeout < Duration::from_millis(1) || self.timeout > Duration::from_secs(3_600) {
+            return Err(SimError::Invalid {
+                param: "timeout",
+                allowed: "between 1 ms and an hour",
+            });
+        }
+        if self.base_service > Duration::from_secs(3_600)
+            || self.per_in_flight > Duration::from_secs(3_600)
+        {
+            return Err(SimError::Invalid {
+                param: "service_time",
+                allowed: "at most an hour",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A load spike: `rate`, then `rate * spike_factor` for `[spike_at, spike_at + spike_for)`,
+/// then `rate` again, until `duration`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spike {
+    /// The base rate, in requests per second (40). The `rate` override sets it; the spike
+    /// scales with it.
+    pub rate: f64,
+    /// The spike's rate as a multiple of the base rate (2: 80 requests per second).
+    pub spike_factor: f64,
+    /// When the spike starts (20 s).
+    pub spike_at: Duration,
+    /// How long it lasts (5 s).
+    pub spike_for: Duration,
+    /// The whole run (80 s).
+    pub duration: Duration,
+    /// The server, network and timeout.
+    pub server: Server,
+    /// The window of the peak retry share.
+    pub window: Duration,
+}
+
+impl Default for Spike {
+    fn default() -> Self {
+        Self {
+            rate: 40.0,
+            spike_factor: 2.0,
+            spike_at: Duration::from_secs(20),
+            spike_for: Duration::from_secs(5),
+            duration: Duration::from_secs(80),
+            server: Server::default(),
+            window: Duration::from_millis(10),
+        }
+    }
+}
+
+/// A ramp: the rate rises linearly from `rate` at time zero to `rate * end_factor` at
+/// `duration`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ramp {
+    /// The starting rate, in requests per second (40). The `rate` override sets it; the end
+    /// rate scales with it.
+    pub rate: f64,
+    /// The rate at the end of the run as a multiple of the starting rate (2: 80 per second).
+    pub end_factor: f64,
+    /// The whole run (80 s).
+    pub duration: Duration,
+    /// The server, network and timeout.
+    pub server: Server,
+    /// The window of the peak retry share.
+    pub window: Duration,
+}
+
+impl Default for Ramp {
+    fn default() -> Self {
+        Self {
+            rate: 40.0,
+            end_factor: 2.0,
+            duration: Duration::from_secs(80),
+            server: Server::default(),
+            window: Duration::from_millis(10),
+        }
+    }
+}
+
+/// One run over time: the result row and the per-second series behind it. Entry `k` of each
+/// series covers `[k s, (k + 1) s)`; the last may be a partial second.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Timeline {
+    /// The result row, with `tail_goodput_ratio` (and, for `spike`, `recovery_ms`) filled in.
+    pub row: ResultRow,
+    /// Successful requests whose success reached the client in each second.
+    pub goodput: Vec<u64>,
+    /// The offered rate averaged over each second, in requests per second.
+    pub offered: Vec<f64>,
+    /// Requests that arrived in each second.
+    pub arrivals: Vec<u64>,
+    /// Attempts sent in each second, first ones included.
+    pub attempts: Vec<u64>,
+    /// Attempts in progress at the server at the start of each second, abandoned ones
+    /// included.
+    pub in_flight: Vec<u64>,
+}
+
+impl Timeline {
+    /// Goodput per second, as for plots: `(start of the second in s, successes)`.
+    #[must_use]
+    pub fn goodput_series(&self) -> Vec<(f64, u64)> {
+        self.goodput
+            .iter()
+            .enumerate()
+            .map(|(k, &g)| (k as f64, g))
+            .collect()
+    }
+}
+
+/// The offered load over time.
+#[derive(Clone, Copy, Debug)]
+enum Load {
+    /// `base`, and `peak` in `[from, until)` (seconds).
+    Spike {
+        base: f64,
+        peak: f64,
+        from: f64,
+        until: f64,
+    },
+    /// From `start` at time zero to `end` at `over` (seconds), linearly.
+    Ramp { start: f64, end: f64, over: f64 },
+}
+
+impl Load {
+    /// The rate at `t` seconds.
+    fn at(&self, t: f64) -> f64 {
+        match *self {
+            Self::Spike {
+                base,
+                peak,
+                from,
+                until,
+            } => {
+                if (from..until).contains(&t) {
+                    peak
+                } else {
+                    base
+                }
+            }
+            Self::Ramp { start, end, over } => start + (end - start) * (t / over).clamp(0.0, 1.0),
+        }
+    }
+
+    /// The highest rate, which bounds the thinning.
+    fn peak(&self) -> f64 {
+        match *self {
+            Self::Spike { base, peak, .. } => base.max(peak),
+            Self::Ramp { start, end, .. } => start.max(end),
+        }
+    }
+
+    /// The requests expected in `[a, b)` seconds: the integral of the rate.
+    fn between(&self, a: f64, b: f64) -> f64 {
+        match *self {
+            Self::Spike {
+                base,
+                peak,
+                from,
+                until,
+            } => {
+                let overlap = (b.min(until) - a.max(from)).max(0.0);
+                base * (b - a) + (peak - base) * overlap
+            }
+            Self::Ramp { .. } => (b - a) * (self.at(a) + self.at(b)) / 2.0,
+        }
+    }
+}
+
+/// The run's shape, as [`simulate`] needs it.
+struct Shape {
+    load: Load,
+    duration: Duration,
+    server: Server,
+    window: Duration,
+    /// When the trigger ends, for the recovery time; `None` if it lasts to the end.
+    trigger_end: Option<Duration>,
+}
+
+fn nanos(d: Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
+fn check_rate(rate: f64, factor: f64, factor_name: &'static str) -> Result<(), SimError> {
+    if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
+        return Err(SimError::Invalid {
+            param: "rate",
+            allowed: "a number of requests per second in (0, 1e6]",
+        });
+    }
+    if !(factor.is_finite() && factor > 0.0 && factor <= 1e3) {
+        return Err(SimError::Invalid {
+            param: factor_name,
+            allowed: "a multiple of the rate in (0, 1000]",
+        });
+    }
+    Ok(())
+}
+
+fn check_common(
+    duration: Duration,
+    min: Duration,
+    min_text: &'static str,
+    window: Duration,
+) -> Result<(), SimError> {
+    if duration < min || duration > Duration::from_secs(86_400) {
+        return Err(SimError::Invalid {
+            param: "duration",
+            allowed: min_text,
+        });
+    }
+    if window.is_zero() {
+        return Err(SimError::Invalid {
+            param: "window",
+            allowed: "longer than 0",
+        });
+    }
+    Ok(())
+}
+
+fn check_size(load: &Load, duration: Duration) -> Result<(), SimError> {
+    if load.peak() * duration.as_secs_f64() > MAX_REQUESTS {
+        return Err(SimError::TooLarge {
+            what: "peak rate x duration",
+            limit: format!("{MAX_REQUESTS:e} requests"),
+        });
+    }
+    Ok(())
+}
+
+impl Spike {
+    fn load(&self) -> Load {
+        let from = self.spike_at.as_secs_f64();
+        Load::Spike {
+            base: self.rate,
+            peak: self.rate * self.spike_factor,
+            from,
+            until: from + self.spike_for.as_secs_f64(),
+        }
+    }
+
+    /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
+    /// per-second series.
+    ///
+    /// # Errors
+    ///
+    /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] if the run
+    /// would make more than [`MAX_ATTEMPTS`] attempts.
+    pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+        self.validate()?;
+        let shape = Shape {
+            load: self.load(),
+            duration: self.duration,
+            server: self.server,
+            window: self.window,
+            trigger_end: Some(self.spike_at + self.spike_for),
+        };
+        simulate(&shape, strategy, seed)
+    }
+}
+
+impl Ramp {
+    fn load(&self) -> Load {
+        Load::Ramp {
+            start: self.rate,
+            end: self.rate * self.end_factor,
+            over: self.duration.as_secs_f64(),
+        }
+    }
+
+    /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
+    /// per-second series.
+    ///
+    /// # Errors
+    ///
+    /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] if the run
+    /// would make more than [`MAX_ATTEMPTS`] attempts.
+    pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+        self.validate()?;
+        let shape = Shape {
+            load: self.load(),
+            duration: self.duration,
+            server: self.server,
+            window: self.window,
+            trigger_end: None,
+        };
+        simulate(&shape, strategy, seed)
+    }
+}
+
+impl Workload for Spike {
+    const KIND: WorkloadKind = WorkloadKind::Spike;
+
+    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
+        refuse(o.clients, "clients", Self::KIND)?;
+        refuse(o.rounds, "rounds", Self::KIND)?;
+        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+        self.rate = o.rate.unwrap_or(self.rate);
+        self.duration = o.duration.unwrap_or(self.duration);
+        self.window = o.window.unwrap_or(self.window);
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        check_rate(self.rate, self.spike_factor, "spike_factor")?;
+        if self.spike_at > Duration::from_secs(86_400)
+            || self.spike_for.is_zero()
+            || self.spike_for > Duration::from_secs(86_400)
+        {
+            return Err(SimError::Invalid {
+                param: "spike",
+                allowed: "a spike longer than 0 that starts and lasts at most a day",
+            });
+        }
+        // The tail window must start after the spike ends.
+        let min = self.spike_at + self.spike_for + TAIL;
+        check_common(
+            self.duration,
+            min,
+            "at most a day and at least 30 s longer than the spike's end (55 s by default)",
+            self.window,
+        )?;
+        self.server.validate()?;
+        check_size(&self.load(), self.duration)
+    }
+
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        self.simulate(strategy, seed).map(|t| t.row)
+    }
+}
+
+impl Workload for Ramp {
+    const KIND: WorkloadKind = WorkloadKind::Ramp;
+
+    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
+        refuse(o.clients, "clients", Self::KIND)?;
+        refuse(o.rounds, "rounds", Self::KIND)?;
+        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+        self.rate = o.rate.unwrap_or(self.rate);
+        self.duration = o.duration.unwrap_or(self.duration);
+        self.window = o.window.unwrap_or(self.window);
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        check_rate(self.rate, self.end_factor, "end_factor")?;
+        check_common(
+            self.duration,
+            TAIL,
+            "at least 30 s (the tail window) and at most a day",
+            self.window,
+        )?;
+        self.server.validate()?;
+        check_size(&self.load(), self.duration)
+    }
+
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        self.simulate(strategy, seed).map(|t| t.row)
+    }
+}
+
+enum Event {
+    /// A candidate arrival of the thinned Poisson process.
+    Arrival,
+    /// The request in this slot sends an attempt.
+    Send(u32),
+    /// Attempt `id` of the request in this slot reaches the server.
+    Reach(u32, u64),
+    /// The server finishes attempt `id`.
+    Finish(u32, u64),
+    /// The answer to attempt `id` reaches its client.
+    Answer(u32, u64),
+    /// Attempt `id`'s timeout fires.
+    Timeout(u32, u64),
+}
+
+/// A request in progress.
+struct Live {
+    call: Call,
+    /// The attempt awaiting an answer or a timeout, by id.
+    pending: Option<u64>,
+}
+
+/// Requests in progress, in slots that are reused once a request is over, so that memory
+/// follows the requests in progress rather than all requests. Attempt ids are unique over
+/// the run, so a late event for a reused slot is recognised and ignored.
+#[derive(Default)]
+struct Slots {
+    slots: Vec<Option<Live>>,
+    free: Vec<u32>,
+}
+
+impl Slots {
+    fn insert(&mut self, live: Live) -> u32 {
+        if let Some(slot) = self.free.pop() {
+            self.slots[slot as usize] = Some(live);
+            slot
+        } else {
+            self.slots.push(Some(live));
+            // At most MAX_REQUESTS-ish requests are ever in progress, far below u32::MAX.
+            u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+        }
+    }
+
+    fn get(&mut self, slot: u32) -> Option<&mut Live> {
+        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
+    }
+
+    /// The request in `slot`, if attempt `id` is the one it awaits.
+    fn awaiting(&mut self, slot: u32, id: u64) -> Option<&mut Live> {
+        self.get(slot).filter(|live| live.pending == Some(id))
+    }
+
+    fn remove(&mut self, slot: u32) {
+        if let Some(entry) = self.slots.get_mut(slot as usize)
+            && entry.take().is_some()
+        {
+            self.free.push(slot);
+        }
+    }
+
+    fn live(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+}
+
+/// Per-second counters.
+struct Series {
+    goodput: Vec<u64>,
+    arrivals: Vec<u64>,
+    attempts: Vec<u64>,
+    in_flight: Vec<u64>,
+}
+
+impl Series {
+    fn new(seconds: usize) -> Self {
+        Self {
+            goodput: vec![0; seconds],
+            arrivals: vec![0; seconds],
+            attempts: vec![0; seconds],
+            in_flight: vec![0; seconds],
+        }
+    }
+
+    fn bump(series: &mut [u64], now: Nanos) {
+        if let Some(count) = usize::try_from(now / SECOND)
+            .ok()
+            .and_then(|k| series.get_mut(k))
+        {
+            *count += 1;
+        }
+    }
+}
+
+fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+    // Refuse an invalid policy up front, even if no request arrives.
+    strategy.policy.build(SeededRng::new(seed))?;
+    let mut world = SeededRng::new(seed);
+    let mut arrivals = world.fork();
+    let mut net = world.fork();
+    // One budget for all requests: one client process.
+    let budget: Rc<dyn Budget> = strategy.client_budget(world.fork());
+    let server = shape.server;
+    let end = nanos(shape.duration);
+    let horizon = end.saturating_add(nanos(DRAIN));
+    let tail_start = end.saturating_sub(nanos(TAIL));
+    let (base_service, per_in_flight, timeout) = (
+        nanos(server.base_service),
+        nanos(server.per_in_flight),
+        nanos(server.timeout),
+    );
+    let seconds = usize::try_from(end.div_ceil(SECOND)).unwrap_or(usize::MAX);
+    let peak = shape.load.peak();
+    let mean_gap = SECOND as f64 / peak;
+
+    let mut metrics = Metrics::new();
+    let mut series = Series::new(seconds);
+    let mut slots = Slots::default();
+    let mut queue = EventQueue::new();
+    let mut in_flight: u64 = 0;
+    let mut next_id: u64 = 0;
+    let mut tail_successes: u64 = 0;
+    let mut arriving = true;
+    let mut next_sample: usize = 0;
+
+    queue.push(
+        exponential(&mut arrivals, mean_gap) as Nanos,
+        Event::Arrival,
+    );
+    while let Some((now, event)) = queue.pop() {
+        while next_sample < seconds && (next_sample as u64).saturating_mul(SECOND) <= now {
+            series.in_flight[next_sample] = in_flight;
+            next_sample += 1;
+        }
+        if now >= horizon || (!arriving && slots.live() == 0) {
+            break;
+        }
+        match event {
+            Event::Arrival => {
+                if now >= end {
+                    arriving = false;
+                    continue;
+                }
+                let t = now as f64 / SECOND as f64;
+                if arrivals.next_f64() * peak < shape.load.at(t) {
+                    let call = Call::start(
+                        strategy,
+                        world.fork(),
+                        budget.clone(),
+                        RunOptions::new(),
+                        now,
+                    )?;
+                    metrics.first_try();
+                    Series::bump(&mut series.arrivals, now);
+                    let slot = slots.insert(Live {
+                        call,
+                        pending: None,
+                    });
+                    queue.push(now, Event::Send(slot));
+                }
+                let gap = exponential(&mut arrivals, mean_gap) as Nanos;
+                queue.push(now.saturating_add(gap), Event::Arrival);
+            }
+            Event::Send(slot) => {
+                let Some(live) = slots.get(slot) else {
+                    continue;
+                };
+                if live.call.begin(now, &mut metrics).is_some() {
+                    if metrics.attempts > MAX_ATTEMPTS {
+                        return Err(SimError::TooLarge {
+                            what: "attempts",
+                            limit: MAX_ATTEMPTS.to_string(),
+                        });
+                    }
+                    let id = next_id;
+                    next_id += 1;
+                    live.pending = Some(id);
+                    Series::bump(&mut series.attempts, now);
+                    queue.push(
+                        now.saturating_add(server.network.sample(&mut net)),
+                        Event::Reach(slot, id),
+                    );
+                    queue.push(now.saturating_add(timeout), Event::Timeout(slot, id));
+                } else {
+                    slots.remove(slot);
+                }
+            }
+            Event::Reach(slot, id) => {
+                let service = base_service.saturating_add(per_in_flight.saturating_mul(in_flight));
+                in_flight += 1;
+                queue.push(now.saturating_add(service), Event::Finish(slot, id));
+            }
+            Event::Finish(slot, id) => {
+                in_flight -= 1;
+                // Nobody waits for abandoned work: its answer would be ignored.
+                if slots.awaiting(slot, id).is_some() {
+                    queue.push(
+                        now.saturating_add(server.network.sample(&mut net)),
+                        Event::Answer(slot, id),
+                    );
+                }
+            }
+            Event::Answer(slot, id) => {
+                let Some(live) = slots.awaiting(slot, id) else {
+                    continue;
+                };
+                live.pending = None;
+                let before = metrics.successes;
+                // With no deadline, a success is always a success.
+                let _ = live.call.end(now, Ok(()), &mut metrics);
+                slots.remove(slot);
+                if metrics.successes > before && now < end {
+                    Series::bump(&mut series.goodput, now);
+                    if now >= tail_start {
+                        tail_successes += 1;
+                    }
+                }
+            }
+            Event::Timeout(slot, id) => {
+                let Some(live) = slots.awaiting(slot, id) else {
+                    continue;
+                };
+                live.pending = None;
+                match live.call.end(now, Err(Failure::Timeout), &mut metrics) {
+                    Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
+                    Next::Done => slots.remove(slot),
+                }
+            }
+        }
+    }
+    let unfinished = slots.live() as u64;
+    if unfinished > 0 {
+        *metrics.give_ups.entry("unfinished").or_default() += unfinished;
+    }
+
+    let offered: Vec<f64> = (0..seconds)
+        .map(|k| {
+            let a = k as f64;
+            let b = (a + 1.0).min(shape.duration.as_secs_f64());
+            shape.load.between(a, b) / (b - a)
+        })
+        .collect();
+    let duration = shape.duration.as_secs_f64();
+    let tail = TAIL.as_secs_f64().min(duration);
+    let mut row = metrics.row(
+        strategy.policy.name(),
+        strategy.budget.map(|b| b.to_string()),
+        nanos(shape.window),
+    );
+    row.tail_goodput_ratio = Some(tail_successes as f64 / tail / shape.load.at(duration));
+    row.recovery_ms = shape.trigger_end.map(|trigger_end| {
+        recovery_ms(
+            &series.goodput,
+            &offered,
+            trigger_end,
+            seconds_complete(shape.duration),
+        )
+    });
+    Ok(Timeline {
+        row,
+        goodput: series.goodput,
+        offered,
+        arrivals: series.arrivals,
+        attempts: series.attempts,
+        in_flight: series.in_flight,
+    })
+}
+
+/// Whole seconds in `duration`: a partial last second does not count towards a recovery.
+fn seconds_complete(duration: Duration) -> usize {
+    usize::try_from(duration.as_secs()).unwrap_or(usize::MAX)
+}
+
+/// From `trigger_end` to the first whole second `k >= trigger_end` whose goodput, and that of
+/// the [`RECOVERY_HOLD`] - 1 seconds after it, is at least [`RECOVERY_SHARE`] of the offered
+/// rate, in ms; `None` if there is no such second among the first `complete` seconds.
+fn recovery_ms(
+    goodput: &[u64],
+    offered: &[f64],
+    trigger_end: Duration,
+    complete: usize,
+) -> Option<f64> {
+    let first = usize::try_from(trigger_end.as_nanos().div_ceil(u128::from(SECOND))).ok()?;
+    let last = complete.min(goodput.len()).min(offered.len());
+    let good = |k: usize| goodput[k] as f64 >= RECOVERY_SHARE * offered[k];
+    let mut run = 0;
+    for k in first..last {
+        if good(k) {
+            run += 1;
+            if run == RECOVERY_HOLD {
+                let start = k + 1 - RECOVERY_HOLD;
+                return Some((start as f64 - trigger_end.as_secs_f64()) * 1_000.0);
+            }
+        } else {
+            run = 0;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_load_integrates_exactly() {
+        let spike = Spike::default().load();
+        assert_eq!(spike.between(0.0, 80.0), 40.0 * 80.0 + 40.0 * 5.0);
+        assert_eq!(spike.between(19.5, 20.5), 60.0);
+        let ramp = Ramp::default().load();
+        assert_eq!(ramp.between(0.0, 80.0), 60.0 * 80.0);
+        assert_eq!(ramp.at(80.0), 80.0);
+        assert_eq!(ramp.at(40.0), 60.0);
+    }
+
+    #[test]
+    fn recovery_needs_five_good_seconds_in_a_row() {
+        let offered = vec![40.0; 12];
+        let goodput = [0, 0, 36, 36, 36, 36, 35, 40, 40, 40, 40, 40];
+        let end = Duration::from_millis(1_500);
+        assert_eq!(recovery_ms(&goodput, &offered, end, 12), Some(5_500.0));
+        assert_eq!(recovery_ms(&goodput, &offered, end, 11), None);
+    }
+}

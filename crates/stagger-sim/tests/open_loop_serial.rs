@@ -1,0 +1,426 @@
+//! W2 and W3 (Brooker 2022): the open-loop and serial workloads, measured by running the model.
+//!
+//! Run with `--nocapture` to see the measured tables.
+
+use std::time::Duration;
+
+use stagger_sim::workload::open_loop::{self, OpenLoop};
+use stagger_sim::workload::serial::{self, Serial};
+use stagger_sim::{Overrides, ResultRow, SimError, Strategy, Workload, WorkloadKind};
+
+const SEED: u64 = 2022;
+
+fn strategy(list: &[(&'static str, Strategy)], name: &str) -> Strategy {
+    list.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, s)| *s)
+        .unwrap()
+}
+
+fn open(o: Overrides, strategy: &Strategy, seed: u64) -> ResultRow {
+    WorkloadKind::OpenLoop.run(&o, strategy, seed).unwrap()
+}
+
+fn at(x: f64) -> Overrides {
+    Overrides {
+        failure_rate: Some(x),
+        ..Overrides::default()
+    }
+}
+
+/// The standard error of the mean success and of the mean load over `n` independent requests
+/// with `retries` immediate retries at failure probability `x`.
+fn standard_errors(retries: u32, x: f64, n: u64) -> (f64, f64) {
+    let (p, mean) = open_loop::analytic(retries, x);
+    // Attempts K: P(K = k) = x^(k-1) (1 - x) for k <= retries, P(K = retries + 1) = x^retries.
+    let mut second = 0.0;
+    for k in 1..=retries + 1 {
+        let prob = if k <= retries {
+            x.powi(k as i32 - 1) * (1.0 - x)
+        } else {
+            x.powi(retries as i32)
+        };
+        second += f64::from(k * k) * prob;
+    }
+    let n = n as f64;
+    (
+        (p * (1.0 - p) / n).sqrt(),
+        ((second - mean * mean) / n).sqrt(),
+    )
+}
+
+#[test]
+fn the_analytic_form_is_right() {
+    assert_eq!(open_loop::analytic(0, 0.3), (1.0 - 0.3, 1.0));
+    let (s, l) = open_loop::analytic(3, 0.5);
+    assert!(
+        (s - 0.9375).abs() < 1e-12 && (l - 1.875).abs() < 1e-12,
+        "{s} {l}"
+    );
+}
+
+/// W2's closed form, within 4 standard errors of the sampling error of about 10 000 requests
+/// (100 clients x 10 per second x 10 s): the standard errors are computed from the binomial
+/// success and the truncated-geometric attempt count, per failure rate, from the actual number of
+/// requests.
+#[test]
+fn three_retries_and_no_retries_match_the_closed_form() {
+    let strategies = open_loop::published_strategies();
+    let three = strategy(&strategies, "3 retries");
+    let none = strategy(&strategies, "no retries");
+    eprintln!("W2 analytic anchors (defaults, seed {SEED}), measured vs 1-x^4 and 1+x+x^2+x^3:");
+    eprintln!("   x | success  analytic  tol    | load    analytic  tol    | requests");
+    for x in [0.1, 0.3, 0.5, 0.7, 0.9] {
+        let row = open(at(x), &three, SEED);
+        let (success, load) = open_loop::analytic(3, x);
+        let (se_s, se_l) = standard_errors(3, x, row.first_tries);
+        eprintln!(
+            " {x:.1} | {:.4}   {success:.4}    {:.4} | {:.4}  {load:.4}    {:.4} | {}",
+            row.success_rate,
+            4.0 * se_s,
+            row.load,
+            4.0 * se_l,
+            row.first_tries
+        );
+        assert!(
+            row.first_tries > 9_000 && row.first_tries < 11_000,
+            "{}",
+            row.first_tries
+        );
+        assert!(
+            (row.success_rate - success).abs() <= 4.0 * se_s,
+            "x = {x}: success {} vs {success}",
+            row.success_rate
+        );
+        assert!(
+            (row.load - load).abs() <= 4.0 * se_l,
+            "x = {x}: load {} vs {load}",
+            row.load
+        );
+
+        let row = open(at(x), &none, SEED);
+        let (se_s, _) = standard_errors(0, x, row.first_tries);
+        assert_eq!(row.load, 1.0);
+        assert!(
+            (row.success_rate - (1.0 - x)).abs() <= 4.0 * se_s,
+            "x = {x}: {}",
+            row.success_rate
+        );
+    }
+}
+
+fn w2_table(label: &str, o: Overrides, xs: &[f64]) -> Vec<(f64, Vec<(&'static str, ResultRow)>)> {
+    let strategies = open_loop::published_strategies();
+    eprintln!("W2 {label} (seed {SEED}): success / load");
+    eprintln!("   x  | no retries     | 3 retries      | token bucket   | circuit breaker");
+    let mut table = Vec::new();
+    for &x in xs {
+        let rows: Vec<_> = strategies
+            .iter()
+            .map(|(name, s)| {
+                (
+                    *name,
+                    open(
+                        Overrides {
+                            failure_rate: Some(x),
+                            ..o
+                        },
+                        s,
+                        SEED,
+                    ),
+                )
+            })
+            .collect();
+        let cells: Vec<String> = rows
+            .iter()
+            .map(|(_, r)| format!("{:.3} / {:.3}", r.success_rate, r.load))
+            .collect();
+        eprintln!(" {x:.2} | {}", cells.join("  | "));
+        table.push((x, rows));
+    }
+    table
+}
+
+fn load_of(rows: &[(&'static str, ResultRow)], name: &str) -> f64 {
+    rows.iter().find(|(n, _)| *n == name).unwrap().1.load
+}
+
+const XS: [f64; 8] = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9];
+
+/// Published: the bucket caps the extra load near 14 %, and the breaker trips early.
+#[test]
+fn the_bucket_caps_extra_load_and_the_breaker_trips_early() {
+    let table = w2_table(
+        "defaults: 100 clients x 10/s x 10 s",
+        Overrides::default(),
+        &XS,
+    );
+    for (x, rows) in &table {
+        let bucket = load_of(rows, "token bucket");
+        let breaker = load_of(rows, "circuit breaker");
+        // Each client's bucket allows 4 retries from its initial 5 tokens (a retry needs more
+        // than 1), plus 0.1 per call: about 14 % over ~100 calls.
+        assert!(bucket <= 1.16, "x = {x}: bucket load {bucket}");
+        if *x > 0.1 {
+            assert!(breaker < 1.05, "x = {x}: breaker load {breaker}");
+        }
+    }
+    let (_, high) = table.last().unwrap();
+    assert!(
+        load_of(high, "token bucket") > 1.10,
+        "the bucket does spend its tokens at x = 0.9"
+    );
+}
+
+/// Published: with many small clients the bucket tends to "3 retries", the breaker to "none".
+///
+/// Compared as the share of the extra load of "3 retries" (in the same setup) that each keeps:
+/// `(load - 1) / (load of 3 retries - 1)`. Where the bucket never binds (low `x`), it is 1 in both.
+#[test]
+fn with_many_small_clients_the_bucket_tends_to_retries_and_the_breaker_to_none() {
+    let xs = [0.05, 0.1, 0.3, 0.5, 0.9];
+    let big = w2_table("defaults: 100 clients x 10/s", Overrides::default(), &xs);
+    let small_o = Overrides {
+        clients: Some(1_000),
+        rate: Some(1.0),
+        ..Overrides::default()
+    };
+    let small = w2_table("many small clients: 1000 clients x 1/s", small_o, &xs);
+    let share = |rows: &[(&'static str, ResultRow)], name: &str| {
+        (load_of(rows, name) - 1.0) / (load_of(rows, "3 retries") - 1.0)
+    };
+    eprintln!("share of the extra load of 3 retries kept, 100 x 10/s -> 1000 x 1/s:");
+    for ((x, big), (_, small)) in big.iter().zip(&small) {
+        let (b_big, b_small) = (share(big, "token bucket"), share(small, "token bucket"));
+        let (c_big, c_small) = (
+            share(big, "circuit breaker"),
+            share(small, "circuit breaker"),
+        );
+        eprintln!(
+            "  x = {x:.2}: token bucket {b_big:.3} -> {b_small:.3}; circuit breaker {c_big:.3} -> {c_small:.3}"
+        );
+        assert!(b_small <= 1.0 + 1e-9 && c_small >= 0.0);
+        if *x >= 0.3 {
+            assert!(
+                b_small > 2.0 * b_big,
+                "x = {x}: the bucket moves towards 3 retries: {b_big} -> {b_small}"
+            );
+        } else {
+            assert!(b_small >= b_big - 0.02, "x = {x}: {b_big} -> {b_small}");
+        }
+        assert!(
+            c_small <= c_big + 0.01,
+            "x = {x}: the breaker moves towards no retries: {c_big} -> {c_small}"
+        );
+    }
+    // Where the breaker still retries with big clients, small ones lose most of it.
+    let (c_big, c_small) = (
+        share(&big[0].1, "circuit breaker"),
+        share(&small[0].1, "circuit breaker"),
+    );
+    assert!(c_small < 0.5 * c_big, "x = 0.05: {c_big} -> {c_small}");
+}
+
+/// W3: backoff barely changes the load of open clients, and cuts the attempts of serial ones.
+#[test]
+fn backoff_barely_changes_open_clients_and_cuts_serial_attempts() {
+    let strategies = serial::published_strategies();
+    let (plain, backoff) = (
+        strategy(&strategies, "no backoff"),
+        strategy(&strategies, "backoff"),
+    );
+    let o = at(0.5);
+    let open_plain = open(o, &plain, SEED);
+    let open_backoff = open(o, &backoff, SEED);
+    let serial_plain = WorkloadKind::Serial.run(&o, &plain, SEED).unwrap();
+    let serial_backoff = WorkloadKind::Serial.run(&o, &backoff, SEED).unwrap();
+    eprintln!("W3 at x = 0.5 (seed {SEED}): first tries / attempts / load / success");
+    for (label, r) in [
+        ("open, no backoff", &open_plain),
+        ("open, backoff", &open_backoff),
+        ("serial, no backoff", &serial_plain),
+        ("serial, backoff", &serial_backoff),
+    ] {
+        eprintln!(
+            "  {label:20} {:7} {:7} {:.3} {:.4}",
+            r.first_tries, r.attempts, r.load, r.success_rate
+        );
+    }
+    eprintln!(
+        "W3 sweep (seed {SEED}): attempts, open no backoff / backoff | serial no backoff / backoff"
+    );
+    for x in [0.1, 0.3, 0.5, 0.7, 0.9] {
+        let attempts =
+            |kind: WorkloadKind, s: &Strategy| kind.run(&at(x), s, SEED).unwrap().attempts;
+        eprintln!(
+            "  x = {x:.1}: {:6} / {:6} | {:6} / {:6}",
+            attempts(WorkloadKind::OpenLoop, &plain),
+            attempts(WorkloadKind::OpenLoop, &backoff),
+            attempts(WorkloadKind::Serial, &plain),
+            attempts(WorkloadKind::Serial, &backoff)
+        );
+    }
+    let ratio = serial_backoff.attempts as f64 / serial_plain.attempts as f64;
+    eprintln!("  serial attempts with / without backoff: {ratio:.3}");
+    assert!(
+        (open_backoff.load / open_plain.load - 1.0).abs() < 0.05,
+        "{} vs {}",
+        open_backoff.load,
+        open_plain.load
+    );
+    assert!(ratio < 0.8, "{ratio}");
+    // Mostly by delaying first tries: the attempts per request hardly move.
+    assert!((serial_backoff.load / serial_plain.load - 1.0).abs() < 0.05);
+    assert!(serial_backoff.first_tries * 2 < serial_plain.first_tries);
+}
+
+fn json(kind: WorkloadKind, strategy: &Strategy, seed: u64) -> String {
+    serde_json::to_string(&kind.run(&Overrides::default(), strategy, seed).unwrap()).unwrap()
+}
+
+#[test]
+fn same_seed_same_bytes_different_seed_different_bytes() {
+    let mut all = open_loop::published_strategies();
+    all.extend(serial::published_strategies());
+    for kind in [WorkloadKind::OpenLoop, WorkloadKind::Serial] {
+        for (name, s) in &all {
+            let a = json(kind, s, 7);
+            assert_eq!(a, json(kind, s, 7), "{kind} {name}");
+            assert_ne!(a, json(kind, s, 8), "{kind} {name}");
+        }
+    }
+}
+
+#[test]
+fn invalid_overrides_are_refused_by_name() {
+    let s = open_loop::published_strategies()[1].1;
+    let param = |kind: WorkloadKind, o: Overrides| kind.run(&o, &s, 1).unwrap_err().param();
+    let d = Overrides::default();
+    for kind in [WorkloadKind::OpenLoop, WorkloadKind::Serial] {
+        assert_eq!(
+            param(
+                kind,
+                Overrides {
+                    clients: Some(0),
+                    ..d
+                }
+            ),
+            Some("clients")
+        );
+        assert_eq!(
+            param(
+                kind,
+                Overrides {
+                    rounds: Some(3),
+                    ..d
+                }
+            ),
+            Some("rounds")
+        );
+        for x in [-0.1, 1.5, f64::NAN] {
+            assert_eq!(
+                param(
+                    kind,
+                    Overrides {
+                        failure_rate: Some(x),
+                        ..d
+                    }
+                ),
+                Some("failure_rate")
+            );
+        }
+        for t in [Duration::ZERO, Duration::from_secs(86_401)] {
+            assert_eq!(
+                param(
+                    kind,
+                    Overrides {
+                        duration: Some(t),
+                        ..d
+                    }
+                ),
+                Some("duration")
+            );
+        }
+        let too_many = kind
+            .run(
+                &Overrides {
+                    clients: Some(100_001),
+                    ..d
+                },
+                &s,
+                1,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(
+                too_many,
+                SimError::TooLarge {
+                    what: "clients",
+                    ..
+                }
+            ),
+            "{too_many}"
+        );
+    }
+    for r in [0.0, -1.0, 1e5 + 1.0, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            param(WorkloadKind::OpenLoop, Overrides { rate: Some(r), ..d }),
+            Some("rate")
+        );
+    }
+    assert_eq!(
+        param(
+            WorkloadKind::Serial,
+            Overrides {
+                rate: Some(10.0),
+                ..d
+            }
+        ),
+        Some("rate")
+    );
+    // The event budget: too much work is refused up front.
+    let huge = Overrides {
+        clients: Some(100_000),
+        rate: Some(1e5),
+        ..d
+    };
+    let err = WorkloadKind::OpenLoop.run(&huge, &s, 1).unwrap_err();
+    assert!(matches!(err, SimError::TooLarge { .. }), "{err}");
+    let huge = Overrides {
+        clients: Some(100_000),
+        duration: Some(Duration::from_secs(86_400)),
+        ..d
+    };
+    let err = WorkloadKind::Serial.run(&huge, &s, 1).unwrap_err();
+    assert!(matches!(err, SimError::TooLarge { .. }), "{err}");
+    // The boundaries themselves are accepted.
+    let mut w = OpenLoop::default();
+    w.apply(&Overrides {
+        failure_rate: Some(1.0),
+        rate: Some(1e5),
+        clients: Some(1),
+        duration: Some(Duration::from_millis(1)),
+        ..d
+    })
+    .unwrap();
+    w.validate().unwrap();
+    let mut w = Serial::default();
+    w.apply(&Overrides {
+        failure_rate: Some(0.0),
+        clients: Some(1),
+        ..d
+    })
+    .unwrap();
+    w.validate().unwrap();
+}
+
+#[test]
+fn the_edges_of_the_failure_rate() {
+    let s = open_loop::published_strategies()[1].1;
+    let never = open(at(0.0), &s, 3);
+    assert_eq!((never.success_rate, never.load), (1.0, 1.0));
+    let always = open(at(1.0), &s, 3);
+    assert_eq!((always.success_rate, always.load), (0.0, 4.0));
+    let always = WorkloadKind::Serial.run(&at(1.0), &s, 3).unwrap();
+    assert_eq!((always.success_rate, always.load), (0.0, 4.0));
+}
