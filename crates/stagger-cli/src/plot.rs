@@ -18,12 +18,15 @@ const COLORS: [RGBColor; 8] = [
     RGBColor(127, 127, 127),
 ];
 
+/// Labelled lines of `(x, y)` points.
+pub(crate) type Lines = Vec<(String, Vec<(f64, f64)>)>;
+
 fn failed(e: impl std::fmt::Display) -> Failure {
     Failure::Io(std::io::Error::other(e.to_string()))
 }
 
 /// Lines `(x, y)` labelled, on one chart.
-fn chart(
+pub(crate) fn chart(
     path: &Path,
     title: &str,
     x_label: &str,
@@ -67,7 +70,7 @@ fn chart(
     root.present().map_err(failed)
 }
 
-fn series_lines(series: &[Series], step: f64) -> Vec<(String, Vec<(f64, f64)>)> {
+fn series_lines(series: &[Series], step: f64) -> Lines {
     series
         .iter()
         .map(|s| {

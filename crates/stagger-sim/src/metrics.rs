@@ -23,6 +23,8 @@ pub struct Metrics {
     pub latency_us: Histogram<u64>,
     /// Requests given up, by reason.
     pub give_ups: BTreeMap<&'static str, u64>,
+    /// Events the run processed.
+    pub events: u64,
 }
 
 impl Default for Metrics {
@@ -44,6 +46,7 @@ impl Metrics {
             latency_us: Histogram::new_with_bounds(1, 1 << 40, 3)
                 .expect("constant histogram bounds are valid"),
             give_ups: BTreeMap::new(),
+            events: 0,
         }
     }
 
@@ -109,6 +112,7 @@ impl Metrics {
             attempts: self.attempts,
             successes: self.successes,
             give_ups: self.give_ups.clone(),
+            events: self.events,
             writes_per_round: None,
             completion_ms: None,
             met_outage: None,
@@ -146,6 +150,8 @@ pub struct ResultRow {
     pub successes: u64,
     /// Requests given up, by reason.
     pub give_ups: BTreeMap<&'static str, u64>,
+    /// Events the simulator processed for this row (its cost, for `--stats`).
+    pub events: u64,
     /// `contention`: conditional writes per round.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub writes_per_round: Option<f64>,

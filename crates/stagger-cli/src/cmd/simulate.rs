@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::ValueEnum;
 use serde::Serialize;
 use stagger_core::budget::BudgetKind;
-use stagger_core::{AnyConfig, Preset};
+use stagger_core::{AnyConfig, Clock, MonotonicClock, Preset};
 use stagger_sim::{Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
 use crate::cmd::schedule::Overrides as PolicyOverrides;
@@ -49,6 +49,12 @@ pub(crate) struct Args {
     window: Option<Duration>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
+    /// Report the events processed, events per second and peak memory on stderr.
+    #[arg(long)]
+    stats: bool,
+    /// Write a plot: retries over time (herd) or goodput per second (spike, ramp).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -124,11 +130,30 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         .iter()
         .map(|name| strategy(name, &args.policy_overrides, budget))
         .collect::<Result<Vec<_>, _>>()?;
+    let clock = MonotonicClock::starting_now();
     let results = strategies
         .iter()
         .map(|s| workload.run(&overrides, s, args.seed))
         .collect::<Result<Vec<_>, _>>()
         .map_err(sim_failure)?;
+    if args.stats {
+        let seconds = clock.now().since_origin().as_secs_f64();
+        let events: u64 = results.iter().map(|r| r.events).sum();
+        eprintln!(
+            "{events} events in {seconds:.3} s: {:.0} events/s; peak memory {}",
+            events as f64 / seconds.max(1e-9),
+            peak_memory().unwrap_or_else(|| "unknown".to_owned())
+        );
+    }
+    if let Some(path) = &args.plot {
+        let lines =
+            plot_lines(workload, &overrides, &strategies, args.seed).map_err(sim_failure)?;
+        let (title, x, y) = match workload {
+            WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
+            _ => ("goodput per second", "time (s)", "successes/s"),
+        };
+        crate::plot::chart(path, title, x, y, &lines)?;
+    }
     match args.format {
         Format::Json => {
             let doc = Document {
@@ -156,6 +181,66 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The plot's lines: one per strategy.
+fn plot_lines(
+    workload: WorkloadKind,
+    overrides: &Overrides,
+    strategies: &[Strategy],
+    seed: u64,
+) -> Result<crate::plot::Lines, SimError> {
+    use stagger_sim::Workload;
+    use stagger_sim::workload::herd::Herd;
+    use stagger_sim::workload::spike::{Ramp, Spike};
+    fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
+        let mut w = W::default();
+        w.apply(overrides)?;
+        w.validate()?;
+        Ok(w)
+    }
+    let mut lines = Vec::new();
+    for s in strategies {
+        let label = match s.budget {
+            Some(b) => format!("{} + {b}", s.policy.name()),
+            None => s.policy.name(),
+        };
+        let points: Vec<(f64, f64)> = match workload {
+            WorkloadKind::Herd => configured::<Herd>(overrides)?
+                .retry_histogram(s, seed, Duration::from_millis(10), Duration::from_secs(30))?
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| (i as f64 * 0.01, c as f64))
+                .collect(),
+            WorkloadKind::Spike => {
+                series(configured::<Spike>(overrides)?.simulate(s, seed)?.goodput)
+            }
+            WorkloadKind::Ramp => series(configured::<Ramp>(overrides)?.simulate(s, seed)?.goodput),
+            _ => {
+                return Err(SimError::Invalid {
+                    param: "plot",
+                    allowed: "used with herd, spike or ramp (stagger bench plots the others)",
+                });
+            }
+        };
+        lines.push((label, points));
+    }
+    Ok(lines)
+}
+
+fn series(values: Vec<u64>) -> Vec<(f64, f64)> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64, v as f64))
+        .collect()
+}
+
+/// The process's peak resident memory, from Linux's `/proc/self/status`.
+fn peak_memory() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_owned())
 }
 
 const COLUMNS: [&str; 10] = [

@@ -482,6 +482,7 @@ impl Workload for Contention {
             let (mut committed, mut last): (Option<Nanos>, Nanos) = (None, 0);
             while let Some((now, c)) = pending.first() {
                 writes += 1;
+                metrics.events += 1;
                 let answered = now.saturating_add(net.hop());
                 // The version is unchanged if no write committed since the read saw it.
                 let result = if committed.is_none_or(|t| t <= read_at[c]) {

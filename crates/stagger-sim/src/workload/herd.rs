@@ -166,6 +166,7 @@ impl Herd {
             calls.push(call);
         }
         while let Some((now, Answer(c))) = queue.pop() {
+            metrics.events += 1;
             let call = &mut calls[c as usize];
             if let Next::RetryAt(at) = call.end(now, Err(Failure::Retryable), &mut metrics) {
                 send(call, at, c, &mut metrics, &mut queue);

@@ -354,6 +354,7 @@ impl Workload for OpenLoop {
                 }
             }
         }
+        metrics.events = events;
         Ok(metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),

@@ -133,6 +133,7 @@ impl Workload for Outage {
             Event::Arrival,
         );
         while let Some((now, event)) = queue.pop() {
+            metrics.events += 1;
             match event {
                 Event::Arrival => {
                     if now >= end {

@@ -282,6 +282,7 @@ impl Workload for Serial {
                 queue.push(back, Event::Answer(c, ok));
             }
         }
+        metrics.events = events;
         Ok(metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),

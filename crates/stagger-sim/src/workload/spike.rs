@@ -650,6 +650,7 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
         Event::Arrival,
     );
     while let Some((now, event)) = queue.pop() {
+        metrics.events += 1;
         while next_sample < seconds && (next_sample as u64).saturating_mul(SECOND) <= now {
             series.in_flight[next_sample] = in_flight;
             next_sample += 1;
