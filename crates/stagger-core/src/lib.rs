@@ -28,6 +28,8 @@
 
 pub mod budget;
 pub mod clock;
+#[cfg(feature = "serde")]
+pub mod config;
 pub mod duration;
 pub mod engine;
 pub mod error;

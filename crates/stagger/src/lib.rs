@@ -15,6 +15,8 @@ pub mod notify;
 mod retry;
 mod retry_error;
 pub mod sleep;
+#[cfg(feature = "tower")]
+pub mod tower;
 mod trace;
 
 pub use classify::{Classifier, Classify};

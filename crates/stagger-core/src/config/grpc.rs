@@ -1,0 +1,896 @@
+//! Importing a gRPC service config's retry settings (gRFC A6).
+//!
+//! A gRPC service config carries a `retryPolicy` per method and one `retryThrottling` per
+//! server. [`ServiceConfig`] reads the JSON document (any serde format works) and turns them
+//! into the catalog's terms, applying A6's validation rules:
+//!
+//! | field | rule | result |
+//! |---|---|---|
+//! | `maxAttempts` | required, a JSON integer greater than 1; above 5 is treated as 5 | `max_attempts` |
+//! | `initialBackoff` | required, a proto3 JSON duration (`"0.1s"`) greater than 0 | `base` |
+//! | `maxBackoff` | required, a proto3 JSON duration greater than 0 | `cap` |
+//! | `backoffMultiplier` | required, a JSON number greater than 0 | `factor` |
+//! | `retryableStatusCodes` | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
+//! | `maxTokens` | required, a JSON integer in (0, 1000] | [`GrpcThrottleConfig::max_tokens`] |
+//! | `tokenRatio` | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottleConfig::token_ratio`] |
+//!
+//! The policy is `exponential-proportional-jitter` with jitter 0.2: A6 as revised in 2024
+//! draws each delay from `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff) *
+//! U(0.8, 1.2)` (the [`grpc`](crate::Preset::GRPC) preset). Every error is a
+//! [`GrpcConfigError`] that names the offending field by its JSON path, such as
+//! `methodConfig[0].retryPolicy.maxAttempts`.
+//!
+//! Fields that A6 does not govern (`loadBalancingConfig`, `waitForReady`, `timeout`, a
+//! `retryPolicy`'s later additions such as `perAttemptRecvTimeout`) are ignored, as gRPC
+//! clients ignore what they do not know. A method config with a `hedgingPolicy` and no
+//! `retryPolicy` is not retried and is left out; one with both is an error, as A6 allows one.
+//!
+//! ```
+//! use std::time::Duration;
+//! use stagger_core::config::grpc::{ServiceConfig, StatusCode};
+//! use stagger_core::PolicyKind;
+//!
+//! let config: ServiceConfig = serde_json::from_str(r#"{
+//!   "methodConfig": [{
+//!     "name": [{ "service": "helloworld.Greeter" }],
+//!     "retryPolicy": {
+//!       "maxAttempts": 4,
+//!       "initialBackoff": "0.1s",
+//!       "maxBackoff": "1s",
+//!       "backoffMultiplier": 2,
+//!       "retryableStatusCodes": ["UNAVAILABLE"]
+//!     }
+//!   }],
+//!   "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+//! }"#)?;
+//!
+//! let policies = config.retry_policies()?;
+//! let (names, policy, codes) = &policies[0];
+//! assert_eq!(names[0].service, "helloworld.Greeter");
+//! assert_eq!(policy.kind(), PolicyKind::ExponentialProportionalJitter);
+//! assert_eq!(policy.max_attempts(), 4);
+//! assert_eq!(policy.bounds(1).max, Duration::from_millis(120)); // 100 ms * 1.2
+//! assert!(codes.contains(StatusCode::Unavailable));
+//! assert!(!codes.contains(StatusCode::Internal));
+//!
+//! let throttling = config.throttling()?.expect("retryThrottling is set");
+//! assert_eq!((throttling.max_tokens(), throttling.token_ratio()), (10.0, 0.1));
+//!
+//! let bad: ServiceConfig = serde_json::from_str(
+//!     r#"{ "methodConfig": [{ "retryPolicy": { "maxAttempts": 1 } }] }"#,
+//! )?;
+//! assert_eq!(
+//!     bad.retry_policies().unwrap_err().to_string(),
+//!     "methodConfig[0].retryPolicy.maxAttempts: must be an integer greater than 1, got 1"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::budget::GrpcThrottleConfig;
+use crate::error::ConfigError;
+use crate::policy::{AnyConfig, ExponentialProportionalJitter};
+
+/// The client-side limit on `maxAttempts` that A6 sets by default: higher values are treated
+/// as 5.
+pub const MAX_ATTEMPTS_LIMIT: u32 = 5;
+
+/// The jitter of A6's 2024 revision: each delay is scaled by `U(0.8, 1.2)`.
+pub const JITTER: f64 = 0.2;
+
+/// The largest proto3 duration, in seconds (10 000 years).
+const MAX_PROTO_SECONDS: u64 = 315_576_000_000;
+
+/// A method config's retry policy: the methods it names, the catalog configuration, and the
+/// status codes that are retried.
+pub type MethodRetryPolicy = (Vec<MethodName>, AnyConfig, RetryableCodes);
+
+/// A gRPC service config, as far as retries go: its `methodConfig` list and its
+/// `retryThrottling`. See the [module page](self).
+///
+/// Reading it checks only that it is an object; [`retry_policies`](ServiceConfig::retry_policies)
+/// and [`throttling`](ServiceConfig::throttling) apply A6's rules and name the offending field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServiceConfig {
+    method_config: Option<Json>,
+    retry_throttling: Option<Json>,
+}
+
+impl<'de> Deserialize<'de> for ServiceConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Json::deserialize(d)? {
+            Json::Object(fields) => {
+                let take = |key: &str| {
+                    fields
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, v)| v.clone())
+                        .filter(|v| *v != Json::Null)
+                };
+                Ok(Self {
+                    method_config: take("methodConfig"),
+                    retry_throttling: take("retryThrottling"),
+                })
+            }
+            other => Err(de::Error::custom(format!(
+                "a service config is a JSON object, got {}",
+                other.describe()
+            ))),
+        }
+    }
+}
+
+impl ServiceConfig {
+    /// Every method config's retry policy, in order, with A6's default limit of 5 attempts.
+    /// Method configs without a `retryPolicy` are left out.
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
+    pub fn retry_policies(&self) -> Result<Vec<MethodRetryPolicy>, GrpcConfigError> {
+        self.retry_policies_with_limit(MAX_ATTEMPTS_LIMIT)
+    }
+
+    /// [`retry_policies`](ServiceConfig::retry_policies) with a client-side limit on
+    /// `maxAttempts` other than A6's default of 5 (gRPC's channel argument): higher values are
+    /// treated as `limit`.
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
+    pub fn retry_policies_with_limit(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<MethodRetryPolicy>, GrpcConfigError> {
+        let Some(list) = &self.method_config else {
+            return Ok(Vec::new());
+        };
+        let path = Path::root("methodConfig");
+        let Json::Array(items) = list else {
+            return Err(path.error(format!("must be an array, got {}", list.describe())));
+        };
+        let mut out = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            if let Some(policy) = method_config(&path.index(i), item, limit.max(1))? {
+                out.push(policy);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The `retryThrottling` settings, if the service config has them, as the
+    /// `grpc-throttle` budget's configuration. `tokenRatio`'s decimals beyond the third are
+    /// dropped: 0.1234 becomes 0.123.
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
+    pub fn throttling(&self) -> Result<Option<GrpcThrottleConfig>, GrpcConfigError> {
+        self.retry_throttling
+            .as_ref()
+            .map(|json| throttling(&Path::root("retryThrottling"), json))
+            .transpose()
+    }
+
+    /// Checks every retry policy and the throttling settings.
+    ///
+    /// # Errors
+    ///
+    /// The first [`GrpcConfigError`].
+    pub fn validate(&self) -> Result<(), GrpcConfigError> {
+        self.retry_policies()?;
+        self.throttling()?;
+        Ok(())
+    }
+}
+
+/// A service config field that breaks one of A6's rules: its JSON path and what is wrong.
+///
+/// ```
+/// use stagger_core::config::grpc::ServiceConfig;
+///
+/// let config: ServiceConfig =
+///     serde_json::from_str(r#"{ "retryThrottling": { "maxTokens": 0, "tokenRatio": 0.1 } }"#)?;
+/// let err = config.throttling().unwrap_err();
+/// assert_eq!(err.path(), "retryThrottling.maxTokens");
+/// assert_eq!(err.message(), "must be an integer in (0, 1000], got 0");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrpcConfigError {
+    path: String,
+    message: String,
+}
+
+impl GrpcConfigError {
+    /// The offending field's JSON path, such as `methodConfig[0].retryPolicy.maxAttempts`.
+    #[must_use]
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong with it.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for GrpcConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+impl std::error::Error for GrpcConfigError {}
+
+/// One entry of a method config's `name` list. An empty `service` names every service (the
+/// default method config); an empty `method` names every method of the service.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MethodName {
+    /// The fully qualified service, such as `helloworld.Greeter`; empty for every service.
+    pub service: String,
+    /// The method, such as `SayHello`; empty for every method of the service.
+    pub method: String,
+}
+
+impl MethodName {
+    /// Whether this name applies to `method` of `service`.
+    ///
+    /// ```
+    /// use stagger_core::config::grpc::MethodName;
+    ///
+    /// let service = MethodName { service: "a.B".into(), method: String::new() };
+    /// assert!(service.applies_to("a.B", "Get"));
+    /// assert!(!service.applies_to("a.C", "Get"));
+    /// assert!(MethodName::default().applies_to("a.C", "Get"));
+    /// ```
+    #[must_use]
+    pub fn applies_to(&self, service: &str, method: &str) -> bool {
+        (self.service.is_empty() || self.service == service)
+            && (self.method.is_empty() || self.method == method)
+    }
+}
+
+impl fmt::Display for MethodName {
+    /// `service/method`, with `*` for an empty part.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let or_any = |s: &str| if s.is_empty() { "*" } else { s }.to_owned();
+        write!(f, "{}/{}", or_any(&self.service), or_any(&self.method))
+    }
+}
+
+macro_rules! status_codes {
+    ($($variant:ident = $code:literal, $name:literal;)*) => {
+        /// A gRPC status code.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[non_exhaustive]
+        #[allow(missing_docs)] // Each variant is the status of the same name.
+        pub enum StatusCode {
+            $($variant = $code,)*
+        }
+
+        impl StatusCode {
+            /// Every status code, in numeric order.
+            pub const ALL: [Self; 17] = [$(Self::$variant,)*];
+
+            /// The code's canonical name, such as `UNAVAILABLE`.
+            #[must_use]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+        }
+    };
+}
+
+status_codes! {
+    Ok = 0, "OK";
+    Cancelled = 1, "CANCELLED";
+    Unknown = 2, "UNKNOWN";
+    InvalidArgument = 3, "INVALID_ARGUMENT";
+    DeadlineExceeded = 4, "DEADLINE_EXCEEDED";
+    NotFound = 5, "NOT_FOUND";
+    AlreadyExists = 6, "ALREADY_EXISTS";
+    PermissionDenied = 7, "PERMISSION_DENIED";
+    ResourceExhausted = 8, "RESOURCE_EXHAUSTED";
+    FailedPrecondition = 9, "FAILED_PRECONDITION";
+    Aborted = 10, "ABORTED";
+    OutOfRange = 11, "OUT_OF_RANGE";
+    Unimplemented = 12, "UNIMPLEMENTED";
+    Internal = 13, "INTERNAL";
+    Unavailable = 14, "UNAVAILABLE";
+    DataLoss = 15, "DATA_LOSS";
+    Unauthenticated = 16, "UNAUTHENTICATED";
+}
+
+impl StatusCode {
+    /// The code with this number, if it is one (0 to 16).
+    #[must_use]
+    pub fn from_code(code: i32) -> Option<Self> {
+        usize::try_from(code)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+    }
+
+    /// The code's number.
+    #[must_use]
+    pub const fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl fmt::Display for StatusCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for StatusCode {
+    type Err = String;
+
+    /// A code's name, in any case (`"UNAVAILABLE"`, `"unavailable"`).
+    fn from_str(name: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(name))
+            .ok_or_else(|| format!("unknown status code `{name}`"))
+    }
+}
+
+/// A set of gRPC status codes: a retry policy's `retryableStatusCodes`.
+///
+/// ```
+/// use stagger_core::config::grpc::{RetryableCodes, StatusCode};
+///
+/// let codes: RetryableCodes = [StatusCode::Unavailable, StatusCode::Aborted].into_iter().collect();
+/// assert!(codes.contains(StatusCode::Aborted));
+/// assert!(codes.contains_code(14));
+/// assert!(!codes.contains_code(99));
+/// assert_eq!(codes.iter().collect::<Vec<_>>(), [StatusCode::Aborted, StatusCode::Unavailable]);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RetryableCodes(u32);
+
+impl RetryableCodes {
+    /// No codes.
+    pub const EMPTY: Self = Self(0);
+
+    /// Whether `code` is in the set.
+    #[must_use]
+    pub const fn contains(self, code: StatusCode) -> bool {
+        self.0 & (1 << code as u32) != 0
+    }
+
+    /// Whether the status code numbered `code` is in the set; `false` for a number that is no
+    /// status code.
+    #[must_use]
+    pub fn contains_code(self, code: i32) -> bool {
+        StatusCode::from_code(code).is_some_and(|c| self.contains(c))
+    }
+
+    /// The set with `code` added.
+    #[must_use]
+    pub const fn with(self, code: StatusCode) -> Self {
+        Self(self.0 | (1 << code as u32))
+    }
+
+    /// How many codes the set holds.
+    #[must_use]
+    pub const fn len(self) -> usize {
+        self.0.count_ones() as usize
+    }
+
+    /// Whether the set is empty.
+    #[must_use]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The codes, in numeric order.
+    pub fn iter(self) -> impl Iterator<Item = StatusCode> {
+        StatusCode::ALL
+            .into_iter()
+            .filter(move |c| self.contains(*c))
+    }
+}
+
+impl FromIterator<StatusCode> for RetryableCodes {
+    fn from_iter<I: IntoIterator<Item = StatusCode>>(codes: I) -> Self {
+        codes.into_iter().fold(Self::EMPTY, Self::with)
+    }
+}
+
+/// A JSON path, built as the validation descends.
+#[derive(Clone, Debug)]
+struct Path(String);
+
+impl Path {
+    fn root(field: &str) -> Self {
+        Self(field.to_owned())
+    }
+
+    fn field(&self, name: &str) -> Self {
+        Self(format!("{}.{name}", self.0))
+    }
+
+    fn index(&self, i: usize) -> Self {
+        Self(format!("{}[{i}]", self.0))
+    }
+
+    fn error(&self, message: impl Into<String>) -> GrpcConfigError {
+        GrpcConfigError {
+            path: self.0.clone(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One method config: its names and, if it has a retry policy, that policy.
+fn method_config(
+    path: &Path,
+    json: &Json,
+    limit: u32,
+) -> Result<Option<MethodRetryPolicy>, GrpcConfigError> {
+    let fields = json.object(path)?;
+    let names = match get(fields, "name") {
+        None => Vec::new(),
+        Some(list) => method_names(&path.field("name"), list)?,
+    };
+    let retry = get(fields, "retryPolicy");
+    if retry.is_some() && get(fields, "hedgingPolicy").is_some() {
+        return Err(path.error("only one of retryPolicy or hedgingPolicy may be set"));
+    }
+    let Some(retry) = retry else {
+        return Ok(None);
+    };
+    let (config, codes) = retry_policy(&path.field("retryPolicy"), retry, limit)?;
+    Ok(Some((names, config, codes)))
+}
+
+fn method_names(path: &Path, json: &Json) -> Result<Vec<MethodName>, GrpcConfigError> {
+    let Json::Array(items) = json else {
+        return Err(path.error(format!("must be an array, got {}", json.describe())));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = path.index(i);
+            let fields = item.object(&path)?;
+            let text = |key: &str| match get(fields, key) {
+                None => Ok(String::new()),
+                Some(Json::String(s)) => Ok(s.clone()),
+                Some(other) => Err(path
+                    .field(key)
+                    .error(format!("must be a string, got {}", other.describe()))),
+            };
+            let name = MethodName {
+                service: text("service")?,
+                method: text("method")?,
+            };
+            if name.service.is_empty() && !name.method.is_empty() {
+                return Err(path
+                    .field("method")
+                    .error("a method needs its service: `service` is empty"));
+            }
+            Ok(name)
+        })
+        .collect()
+}
+
+fn retry_policy(
+    path: &Path,
+    json: &Json,
+    limit: u32,
+) -> Result<(AnyConfig, RetryableCodes), GrpcConfigError> {
+    let fields = json.object(path)?;
+    let required = |key: &str| {
+        let path = path.field(key);
+        get(fields, key)
+            .map(|value| (path.clone(), value))
+            .ok_or_else(|| path.error("is required"))
+    };
+
+    let (at, value) = required("maxAttempts")?;
+    let max_attempts = match value {
+        Json::Int(n) if *n > 1 => u32::try_from(*n).unwrap_or(u32::MAX).min(limit),
+        Json::Int(n) => return Err(at.error(format!("must be an integer greater than 1, got {n}"))),
+        other => {
+            return Err(at.error(format!(
+                "must be an integer greater than 1, got {}",
+                other.describe()
+            )));
+        }
+    };
+
+    let (initial_at, value) = required("initialBackoff")?;
+    let initial = positive_duration(&initial_at, value)?;
+    let (max_at, value) = required("maxBackoff")?;
+    let max = positive_duration(&max_at, value)?;
+
+    let (factor_at, value) = required("backoffMultiplier")?;
+    let factor = match value {
+        Json::Int(n) => *n as f64,
+        Json::Float(x) => *x,
+        other => {
+            return Err(factor_at.error(format!(
+                "must be a number greater than 0, got {}",
+                other.describe()
+            )));
+        }
+    };
+    if !(factor > 0.0 && factor.is_finite()) {
+        return Err(factor_at.error(format!(
+            "must be a finite number greater than 0, got {factor}"
+        )));
+    }
+
+    let (codes_at, value) = required("retryableStatusCodes")?;
+    let codes = status_codes(&codes_at, value)?;
+
+    // A6's ceiling is min(initialBackoff * multiplier^(n-1), maxBackoff). A maxBackoff below
+    // initialBackoff is allowed; with a multiplier of at least 1 every ceiling is then
+    // maxBackoff, which the catalog writes as base = cap = maxBackoff.
+    let base = if max < initial {
+        if factor < 1.0 {
+            return Err(max_at.error(
+                "below initialBackoff with backoffMultiplier below 1: the ceiling would rise \
+                 and fall, which the catalog's capped curve cannot follow",
+            ));
+        }
+        max
+    } else {
+        initial
+    };
+    let config = AnyConfig::ExponentialProportionalJitter(
+        ExponentialProportionalJitter::new()
+            .with_base(base)
+            .with_cap(max)
+            .with_factor(factor)
+            .with_jitter(JITTER)
+            .with_max_attempts(max_attempts),
+    );
+    config.validate().map_err(|e| {
+        let at = match e.param() {
+            Some("base") => &initial_at,
+            Some("cap") => &max_at,
+            Some("factor") => &factor_at,
+            _ => &at,
+        };
+        at.error(e.to_string())
+    })?;
+    Ok((config, codes))
+}
+
+fn status_codes(path: &Path, json: &Json) -> Result<RetryableCodes, GrpcConfigError> {
+    let Json::Array(items) = json else {
+        return Err(path.error(format!(
+            "must be a non-empty array of status codes, got {}",
+            json.describe()
+        )));
+    };
+    if items.is_empty() {
+        return Err(path.error("must be a non-empty array of status codes"));
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let path = path.index(i);
+            match item {
+                Json::Int(n) => i32::try_from(*n)
+                    .ok()
+                    .and_then(StatusCode::from_code)
+                    .ok_or_else(|| {
+                        path.error(format!("must be a status code from 0 to 16, got {n}"))
+                    }),
+                Json::String(name) => name.parse::<StatusCode>().map_err(|_| {
+                    path.error(format!(
+                        "unknown status code \"{name}\"; the codes are {}",
+                        StatusCode::ALL.map(StatusCode::name).join(", ")
+                    ))
+                }),
+                other => Err(path.error(format!(
+                    "must be a status code, as an integer or a name, got {}",
+                    other.describe()
+                ))),
+            }
+        })
+        .collect()
+}
+
+fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottleConfig, GrpcConfigError> {
+    let fields = json.object(path)?;
+    let required = |key: &str| {
+        let path = path.field(key);
+        get(fields, key)
+            .map(|value| (path.clone(), value))
+            .ok_or_else(|| path.error("is required"))
+    };
+
+    let (tokens_at, value) = required("maxTokens")?;
+    let max_tokens = match value {
+        Json::Int(n) if (1..=1000).contains(n) => *n as f64,
+        Json::Int(n) => {
+            return Err(tokens_at.error(format!("must be an integer in (0, 1000], got {n}")));
+        }
+        other => {
+            return Err(tokens_at.error(format!(
+                "must be an integer in (0, 1000], got {}",
+                other.describe()
+            )));
+        }
+    };
+
+    let (ratio_at, value) = required("tokenRatio")?;
+    let given = match value {
+        Json::Int(n) => *n as f64,
+        Json::Float(x) => *x,
+        other => {
+            return Err(ratio_at.error(format!(
+                "must be a number greater than 0, got {}",
+                other.describe()
+            )));
+        }
+    };
+    let token_ratio = three_decimals(given);
+    if !(token_ratio > 0.0 && token_ratio.is_finite()) {
+        return Err(ratio_at.error(format!(
+            "must be a number greater than 0 once decimals beyond the third are dropped, got {given}"
+        )));
+    }
+
+    let config = GrpcThrottleConfig::DEFAULT
+        .with_max_tokens(max_tokens)
+        .with_token_ratio(token_ratio);
+    config.validate().map_err(|e: ConfigError| {
+        let at = if e.param() == Some("max_tokens") {
+            &tokens_at
+        } else {
+            &ratio_at
+        };
+        at.error(e.to_string())
+    })?;
+    Ok(config)
+}
+
+/// `x` with its decimals beyond the third dropped, as written: 0.1234 gives 0.123, 0.5466
+/// gives 0.546. Works on the shortest decimal form of `x`, so a value like 0.0009999 is not
+/// rounded up to 0.001 on the way.
+fn three_decimals(x: f64) -> f64 {
+    if !x.is_finite() || x.abs() >= 1e12 {
+        return x;
+    }
+    let text = format!("{x}");
+    let (negative, text) = text
+        .strip_prefix('-')
+        .map_or((false, text.as_str()), |t| (true, t));
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    let digits: String = fraction.chars().chain("000".chars()).take(3).collect();
+    let (Ok(whole), Ok(fraction)) = (whole.parse::<u64>(), digits.parse::<u64>()) else {
+        return x;
+    };
+    let value = (whole * 1000 + fraction) as f64 / 1000.0;
+    if negative { -value } else { value }
+}
+
+/// A proto3 JSON duration that is greater than 0.
+fn positive_duration(path: &Path, json: &Json) -> Result<Duration, GrpcConfigError> {
+    let Json::String(text) = json else {
+        return Err(path.error(format!(
+            "must be a proto3 JSON duration such as \"0.1s\", got {}",
+            json.describe()
+        )));
+    };
+    match parse_proto_duration(text) {
+        Ok((false, d)) if !d.is_zero() => Ok(d),
+        Ok(_) => Err(path.error(format!("must be greater than 0, got \"{text}\""))),
+        Err(why) => Err(path.error(format!(
+            "must be a proto3 JSON duration such as \"0.1s\" ({why}), got \"{text}\""
+        ))),
+    }
+}
+
+/// Parses a proto3 JSON duration: an optional `-`, seconds with up to nine decimals, and `s`
+/// (`"1s"`, `"0.1s"`, `".5s"`, `"-2.000000001s"`). Returns whether it is negative and its size.
+fn parse_proto_duration(text: &str) -> Result<(bool, Duration), &'static str> {
+    let body = text.strip_suffix('s').ok_or("no `s` suffix")?;
+    let (negative, body) = body.strip_prefix('-').map_or((false, body), |b| (true, b));
+    let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
+    let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (whole.is_empty() && fraction.is_empty()) || !all_digits(whole) || !all_digits(fraction) {
+        return Err("not a decimal number of seconds");
+    }
+    if fraction.len() > 9 {
+        return Err("more than nine decimals");
+    }
+    let seconds = if whole.is_empty() {
+        0
+    } else {
+        whole.parse::<u64>().map_err(|_| "too many seconds")?
+    };
+    if seconds > MAX_PROTO_SECONDS {
+        return Err("more than 315576000000 seconds");
+    }
+    let nanos = if fraction.is_empty() {
+        0
+    } else {
+        let padded = format!("{fraction:0<9}");
+        padded
+            .parse::<u32>()
+            .map_err(|_| "not a decimal number of seconds")?
+    };
+    Ok((negative, Duration::new(seconds, nanos)))
+}
+
+fn get<'a>(fields: &'a [(String, Json)], key: &str) -> Option<&'a Json> {
+    fields
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v)
+        .filter(|v| **v != Json::Null)
+}
+
+/// A JSON value as read, so that A6's rules can be checked with the offending field's path
+/// (and integers told from other numbers) rather than failing inside the deserializer.
+#[derive(Clone, Debug, PartialEq)]
+enum Json {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(f64),
+    String(String),
+    Array(Vec<Json>),
+    Object(Vec<(String, Json)>),
+}
+
+impl Json {
+    fn describe(&self) -> String {
+        match self {
+            Self::Null => "null".to_owned(),
+            Self::Bool(b) => b.to_string(),
+            Self::Int(n) => n.to_string(),
+            Self::Float(x) => format!("{x:?}"),
+            Self::String(s) => format!("the string \"{s}\""),
+            Self::Array(_) => "an array".to_owned(),
+            Self::Object(_) => "an object".to_owned(),
+        }
+    }
+
+    fn object(&self, path: &Path) -> Result<&[(String, Json)], GrpcConfigError> {
+        match self {
+            Self::Object(fields) => Ok(fields),
+            other => Err(path.error(format!("must be an object, got {}", other.describe()))),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Json, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Json, D::Error> {
+        Json::deserialize(d)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Json, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<Json, E> {
+        Ok(Json::Int(i128::from(n)))
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<Json, E> {
+        Ok(Json::Int(i128::from(n)))
+    }
+
+    fn visit_i128<E: de::Error>(self, n: i128) -> Result<Json, E> {
+        Ok(Json::Int(n))
+    }
+
+    fn visit_u128<E: de::Error>(self, n: u128) -> Result<Json, E> {
+        Ok(i128::try_from(n).map_or(Json::Float(n as f64), Json::Int))
+    }
+
+    fn visit_f64<E: de::Error>(self, x: f64) -> Result<Json, E> {
+        Ok(Json::Float(x))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Json, E> {
+        Ok(Json::String(s.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Json, E> {
+        Ok(Json::String(s))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
+        let mut fields: Vec<(String, Json)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, Json>()? {
+            if fields.iter().any(|(k, _)| *k == key) {
+                return Err(de::Error::custom(format!("duplicate field `{key}`")));
+            }
+            fields.push((key, value));
+        }
+        Ok(Json::Object(fields))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proto_durations() {
+        let ok = |s: &str| parse_proto_duration(s).unwrap();
+        assert_eq!(ok("1s"), (false, Duration::from_secs(1)));
+        assert_eq!(ok("0.1s"), (false, Duration::from_millis(100)));
+        assert_eq!(ok(".1s"), (false, Duration::from_millis(100)));
+        assert_eq!(ok("1.s"), (false, Duration::from_secs(1)));
+        assert_eq!(ok("0.000000001s"), (false, Duration::from_nanos(1)));
+        assert_eq!(ok("-2s"), (true, Duration::from_secs(2)));
+        assert_eq!(ok("0s"), (false, Duration::ZERO));
+        for bad in [
+            "1",
+            "s",
+            ".s",
+            "1ms",
+            "0.1 s",
+            "1.2.3s",
+            "0.0000000001s",
+            "+1s",
+            "1e3s",
+            "",
+        ] {
+            assert!(parse_proto_duration(bad).is_err(), "{bad}");
+        }
+        assert!(parse_proto_duration("315576000000s").is_ok());
+        assert!(parse_proto_duration("315576000001s").is_err());
+    }
+
+    #[test]
+    fn decimals_beyond_the_third_are_dropped() {
+        assert_eq!(three_decimals(0.1234), 0.123);
+        assert_eq!(three_decimals(0.5466), 0.546);
+        assert_eq!(three_decimals(0.1), 0.1);
+        assert_eq!(three_decimals(1.0), 1.0);
+        assert_eq!(three_decimals(2.9999), 2.999);
+        assert_eq!(three_decimals(0.0009999), 0.0);
+        assert_eq!(three_decimals(1e-7), 0.0);
+    }
+}

@@ -1,0 +1,774 @@
+//! The tower `RetryLayer` against real parts: a hyper server on loopback, started inside each
+//! test with scripted endpoints, behind a hyper-util client wrapped by the layer.
+//!
+//! The server counts and logs every attempt it sees, in order, so the assertions are about
+//! what reached the wire. Two tests wait for real (a server-directed wait of 1 s); the rest
+//! take milliseconds. Every test is bounded by a timeout.
+
+#![cfg(all(feature = "tower", feature = "tokio"))]
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Frame, Incoming};
+use hyper::service::service_fn;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::{Client, Error as ClientError};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use stagger::budget::Budget;
+use stagger::clock::{MonotonicClock, SystemClock, WallClock};
+use stagger::engine::{Spent, StopReason};
+use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
+use stagger::tower::{Idempotent, RetryBody, RetryLayer, RetryReport};
+use stagger::{Clock, Failure, Nested, PolicyConfig, RetryError, Timestamp};
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
+use tower_layer::Layer;
+use tower_service::Service;
+
+/// Every test ends within this, whatever happens.
+const BOUND: Duration = Duration::from_secs(10);
+
+/// The request body the tests send: any body, boxed.
+type TestBody = BoxBody<Bytes, Infallible>;
+type TestClient = Client<HttpConnector, RetryBody<TestBody>>;
+type Outcome = Result<Response<Incoming>, RetryError<ClientError>>;
+
+// ---------------------------------------------------------------------------------------------
+// The server.
+
+/// What the server saw: each attempt, in order, as `METHOD /path [body]`.
+#[derive(Default)]
+struct Seen {
+    log: Vec<String>,
+    counts: HashMap<String, u32>,
+}
+
+#[derive(Clone)]
+struct Server {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Server {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    fn log(&self) -> Vec<String> {
+        self.seen.lock().unwrap().log.clone()
+    }
+
+    fn count(&self, path: &str) -> u32 {
+        self.seen
+            .lock()
+            .unwrap()
+            .counts
+            .get(path)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Logs an attempt at `path` and returns its number, from 1.
+    fn attempt(&self, path: &str, entry: String) -> u32 {
+        let mut seen = self.seen.lock().unwrap();
+        seen.log.push(entry);
+        let n = seen.counts.entry(path.to_owned()).or_default();
+        *n += 1;
+        *n
+    }
+}
+
+/// Starts the scripted server on 127.0.0.1, on a port the system picks.
+///
+/// - `/busy`: 503 with `Retry-After: 1`, then 200.
+/// - `/throttled`: 429 with `Retry-After` an HTTP-date 1 s after its own `Date`, then 200.
+/// - `/slow`: 503, then a response that takes 5 s (logging `dropped` if the server sees the
+///   attempt cancelled).
+/// - `/reset...`: the first connection is reset (RST) once the request is read, without a
+///   response; then 200.
+/// - `/orders...`: 503, then 201. Bodies are logged.
+/// - `/always503`: 503.
+async fn start_server() -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let server = Server {
+        addr: listener.local_addr().unwrap(),
+        seen: Arc::default(),
+    };
+    let accepting = server.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let server = accepting.clone();
+            tokio::spawn(async move {
+                let Some(stream) = maybe_reset(stream, &server).await else {
+                    return;
+                };
+                let handler = server.clone();
+                let service = service_fn(move |request| respond(handler.clone(), request));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    server
+}
+
+/// Resets the connection if its first request is the first one to a `/reset` path: reads the
+/// request head, then closes with `SO_LINGER` 0, which sends a RST and no response.
+async fn maybe_reset(mut stream: TcpStream, server: &Server) -> Option<TcpStream> {
+    let mut buf = [0u8; 2048];
+    let head = loop {
+        let n = stream.peek(&mut buf).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        if let Some(end) = buf[..n].windows(4).position(|w| w == b"\r\n\r\n") {
+            break end + 4;
+        }
+        if n == buf.len() {
+            return Some(stream);
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    };
+    let line = String::from_utf8_lossy(&buf[..head])
+        .lines()
+        .next()?
+        .to_owned();
+    let mut words = line.split(' ');
+    let (method, path) = (words.next()?.to_owned(), words.next()?.to_owned());
+    if !path.starts_with("/reset") || server.count(&path) > 0 {
+        return Some(stream);
+    }
+    server.attempt(&path, format!("{method} {path} reset"));
+    let mut consumed = vec![0u8; head];
+    stream.read_exact(&mut consumed).await.ok()?;
+    stream.set_zero_linger().ok()?;
+    drop(stream);
+    None
+}
+
+/// Logs `dropped` if the response is cancelled before it is ready.
+struct DropLog {
+    server: Server,
+    entry: Option<String>,
+}
+
+impl Drop for DropLog {
+    fn drop(&mut self) {
+        if let Some(entry) = self.entry.take() {
+            self.server.seen.lock().unwrap().log.push(entry);
+        }
+    }
+}
+
+async fn respond(
+    server: Server,
+    request: Request<Incoming>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let path = parts.uri.path().to_owned();
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let entry = if body.is_empty() {
+        format!("{} {path}", parts.method)
+    } else {
+        format!("{} {path} {}", parts.method, String::from_utf8_lossy(&body))
+    };
+    let n = server.attempt(&path, entry);
+    let response = |status: u16| Response::builder().status(status);
+    let response = match (path.as_str(), n) {
+        ("/busy", 1) => response(503).header("retry-after", "1"),
+        ("/throttled", 1) => {
+            let now = SystemClock.now();
+            response(429)
+                .header("date", http_date(now))
+                .header("retry-after", http_date(now + Duration::from_secs(1)))
+        }
+        ("/slow", 1) => response(503),
+        ("/slow", _) => {
+            let mut guard = DropLog {
+                server: server.clone(),
+                entry: Some(format!("{} {path} dropped", parts.method)),
+            };
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            guard.entry = None;
+            response(200)
+        }
+        (p, 1) if p.starts_with("/orders") => response(503),
+        (p, _) if p.starts_with("/orders") => response(201),
+        ("/always503", _) => response(503),
+        _ => response(200),
+    };
+    Ok(response
+        .body(Full::new(Bytes::from_static(b"body")))
+        .unwrap())
+}
+
+/// `t` as an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, truncated to the second.
+fn http_date(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).unwrap().as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][(days % 7) as usize];
+    // Civil from days (Howard Hinnant's algorithm), for dates after 1970.
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + u64::from(month <= 2);
+    let months = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{weekday}, {day:02} {} {year} {:02}:{:02}:{:02} GMT",
+        months[(month - 1) as usize],
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[test]
+fn http_date_formats_rfc_9110_examples() {
+    let t = UNIX_EPOCH + Duration::from_secs(784_111_777);
+    assert_eq!(http_date(t), "Sun, 06 Nov 1994 08:49:37 GMT");
+    let t = UNIX_EPOCH + Duration::from_secs(1_445_412_480);
+    assert_eq!(http_date(t), "Wed, 21 Oct 2015 07:28:00 GMT");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client.
+
+fn client() -> TestClient {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// A policy with short delays, so that the tests' time is the server's.
+fn quick() -> ExponentialFullJitter {
+    ExponentialFullJitter::new()
+        .with_base(Duration::from_millis(5))
+        .with_max_attempts(4)
+}
+
+fn empty() -> TestBody {
+    Full::new(Bytes::new()).boxed()
+}
+
+fn full(text: &'static str) -> TestBody {
+    Full::new(Bytes::from_static(text.as_bytes())).boxed()
+}
+
+/// A body that yields its chunks one by one: a stream, which no service can rewind.
+struct Stream(VecDeque<Bytes>);
+
+impl hyper::body::Body for Stream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Ready(self.0.pop_front().map(|chunk| Ok(Frame::data(chunk))))
+    }
+}
+
+fn stream(chunks: &[&'static str]) -> TestBody {
+    let chunks = chunks.iter().map(|c| Bytes::from_static(c.as_bytes()));
+    Stream(chunks.collect()).boxed()
+}
+
+/// Sends `request` through `service`, as tower requires: ready first, then call.
+async fn send<Svc>(service: &mut Svc, request: Request<TestBody>) -> Outcome
+where
+    Svc: Service<Request<TestBody>, Response = Response<Incoming>, Error = RetryError<ClientError>>,
+{
+    std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+    service.call(request).await
+}
+
+fn get(url: String) -> Request<TestBody> {
+    Request::get(url).body(empty()).unwrap()
+}
+
+fn report(response: &Response<Incoming>) -> RetryReport {
+    *response
+        .extensions()
+        .get::<RetryReport>()
+        .expect("a retry report")
+}
+
+/// Runs `test` on a started server, bounded by [`BOUND`].
+async fn bounded<F: Future<Output = ()>>(test: F) {
+    tokio::time::timeout(BOUND, test)
+        .await
+        .expect("the test finished within its bound");
+}
+
+/// Seconds elapsed on `clock` since it started.
+fn elapsed(clock: &MonotonicClock) -> Duration {
+    clock.now().saturating_duration_since(Timestamp::ZERO)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tests.
+
+#[tokio::test]
+async fn a_503_with_retry_after_is_retried_no_sooner_than_asked() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        let response = send(&mut service, get(server.url("/busy"))).await.unwrap();
+        let took = elapsed(&clock);
+
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(server.log(), ["GET /busy", "GET /busy"]);
+        assert!(took >= Duration::from_secs(1), "retried after {took:?}");
+        let report = report(&response);
+        assert_eq!(report.summary.attempts, 2);
+        assert!(report.summary.waited >= Duration::from_secs(1));
+        assert_eq!(report.gave_up, None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_429_with_an_http_date_retries_even_a_post_after_the_date() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .buffer_bodies(1024)
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        // No Idempotency-Key: a 429 is known to have had no effect, so even a POST is retried.
+        let request = Request::post(server.url("/throttled"))
+            .body(full("order"))
+            .unwrap();
+        let response = send(&mut service, request).await.unwrap();
+        let took = elapsed(&clock);
+
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(
+            server.log(),
+            ["POST /throttled order", "POST /throttled order"]
+        );
+        // The date is 1 s after the response's own Date: the wait is 1 s, whichever the clocks.
+        assert!(took >= Duration::from_secs(1), "retried after {took:?}");
+        assert_eq!(
+            report(&response).summary.last_failure,
+            Some(Failure::Throttled(Some(Duration::from_secs(1))))
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_wait_that_does_not_fit_the_deadline_gives_up_at_once() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_millis(500))
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        let response = send(&mut service, get(server.url("/busy"))).await.unwrap();
+
+        // The server's 503 goes back to the caller, at once, with why.
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(elapsed(&clock) < Duration::from_millis(400));
+        assert_eq!(server.log(), ["GET /busy"]);
+        let report = report(&response);
+        assert_eq!(report.summary.attempts, 1);
+        assert!(matches!(
+            report.gave_up,
+            Some(StopReason::WaitExceedsBudget { .. })
+        ));
+
+        // A wait longer than the longest honoured stops too.
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .max_server_wait(Duration::from_millis(100))
+            .layer(client());
+        let response = send(&mut service, get(server.url("/busy"))).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(matches!(
+            report_of(&response),
+            Some(StopReason::ServerWaitTooLong { .. })
+        ));
+        assert_eq!(server.count("/busy"), 1);
+    })
+    .await;
+}
+
+fn report_of(response: &Response<Incoming>) -> Option<StopReason> {
+    report(response).gave_up
+}
+
+#[tokio::test]
+async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
+    bounded(async {
+        let server = start_server().await;
+        let policy = Constant::new()
+            .with_base(Duration::from_millis(20))
+            .with_max_attempts(5);
+        let mut service = RetryLayer::new(policy)
+            .unwrap()
+            .timeout(Duration::from_millis(300))
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        let error = send(&mut service, get(server.url("/slow")))
+            .await
+            .unwrap_err();
+        let took = elapsed(&clock);
+
+        assert_eq!(error.reason(), StopReason::Deadline);
+        assert_eq!(error.summary().attempts, 2);
+        assert!(
+            Duration::from_millis(300) <= took && took < Duration::from_secs(1),
+            "stopped after {took:?}"
+        );
+        // The second attempt was cancelled: the server sees its connection closed and drops
+        // the response it was preparing. No third attempt is made.
+        let dropped = async {
+            while server.log().len() < 3 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(2), dropped)
+            .await
+            .expect("the server saw the attempt cancelled");
+        assert_eq!(
+            server.log(),
+            ["GET /slow", "GET /slow", "GET /slow dropped"]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_connection_reset_is_retried_for_a_get_but_not_for_a_post() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .buffer_bodies(1024)
+            .layer(client());
+
+        // The default classifier finds the ECONNRESET under hyper's error: retryable.
+        let response = send(&mut service, get(server.url("/reset"))).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(server.log(), ["GET /reset reset", "GET /reset"]);
+        assert_eq!(report(&response).summary.attempts, 2);
+
+        // A reset POST may have been processed: it is not repeated. (A fresh client, so
+        // that the request opens a connection of its own, which the server resets.)
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .buffer_bodies(1024)
+            .layer(client());
+        let request = Request::post(server.url("/reset-post"))
+            .body(full("order"))
+            .unwrap();
+        let error = send(&mut service, request).await.unwrap_err();
+        assert_eq!(error.reason(), StopReason::NotRetryable);
+        assert_eq!(error.summary().last_failure, Some(Failure::Retryable));
+        assert!(error.last_error().is_some());
+        assert_eq!(server.count("/reset-post"), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_post_is_not_retried_after_a_503_unless_it_has_an_idempotency_key() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(5))
+            .buffer_bodies(1024)
+            .layer(client());
+
+        let request = Request::post(server.url("/orders"))
+            .body(full("order-1"))
+            .unwrap();
+        let response = send(&mut service, request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(report_of(&response), Some(StopReason::NotRetryable));
+
+        let request = Request::post(server.url("/orders-keyed"))
+            .header("idempotency-key", "order-1")
+            .body(full("order-1"))
+            .unwrap();
+        let response = send(&mut service, request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+
+        // The `Idempotent` extension decides as well.
+        let mut request = Request::post(server.url("/orders-marked"))
+            .body(full("order-2"))
+            .unwrap();
+        request.extensions_mut().insert(Idempotent(true));
+        let response = send(&mut service, request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+
+        assert_eq!(
+            server.log(),
+            [
+                "POST /orders order-1",
+                "POST /orders-keyed order-1",
+                "POST /orders-keyed order-1",
+                "POST /orders-marked order-2",
+                "POST /orders-marked order-2",
+            ]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_body_that_cannot_be_replayed_is_sent_once_and_buffering_allows_a_retry() {
+    bounded(async {
+        let server = start_server().await;
+        let keyed = |path: &str, body: TestBody| {
+            Request::post(server.url(path))
+                .header("idempotency-key", path)
+                .body(body)
+                .unwrap()
+        };
+
+        // Without buffering, a streamed body is sent once, whatever the failure.
+        let mut service = RetryLayer::new(quick()).unwrap().layer(client());
+        let response = send(&mut service, keyed("/orders-a", stream(&["ab", "cd"])))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(report_of(&response), Some(StopReason::AttemptLimit));
+        assert_eq!(report(&response).summary.attempts, 1);
+
+        // Buffered, it is replayed.
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .buffer_bodies(16)
+            .layer(client());
+        let response = send(&mut service, keyed("/orders-b", stream(&["ab", "cd"])))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::CREATED);
+
+        // Larger than the limit, it is sent once, whole: what was read, then the rest.
+        let response = send(
+            &mut service,
+            keyed("/orders-c", stream(&["0123456789", "abcdefghij", "XYZ"])),
+        )
+        .await
+        .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(report(&response).summary.attempts, 1);
+
+        assert_eq!(
+            server.log(),
+            [
+                "POST /orders-a abcd",
+                "POST /orders-b abcd",
+                "POST /orders-b abcd",
+                "POST /orders-c 0123456789abcdefghijXYZ",
+            ]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_nested_service_leaves_recovery_to_the_outer_executor() {
+    bounded(async {
+        // An outer executor of 2 attempts around a layer of 3 attempts, on an endpoint that
+        // always fails: by default the layer makes one attempt per outer attempt.
+        for (nested, expected) in [(Nested::SingleAttempt, 2), (Nested::Retry, 6)] {
+            let server = start_server().await;
+            let service = RetryLayer::new(Immediate::new().with_max_attempts(3))
+                .unwrap()
+                .when_nested(nested)
+                .layer(client());
+            let outer = Immediate::new().with_max_attempts(2).policy().unwrap();
+            let url = server.url("/always503");
+            let result = stagger::retry(outer, |_| {
+                let mut service = service.clone();
+                let request = get(url.clone());
+                async move {
+                    let response = send(&mut service, request).await.map_err(|_| None)?;
+                    if response.status().is_success() {
+                        Ok(())
+                    } else {
+                        Err(report(&response).gave_up)
+                    }
+                }
+            })
+            .classify(|_: &Option<StopReason>| Failure::Retryable)
+            .await;
+            let error = result.unwrap_err();
+            assert_eq!(server.count("/always503"), expected, "{nested:?}");
+            let inner_reason = error.last_error().copied().flatten();
+            match nested {
+                Nested::SingleAttempt => {
+                    assert_eq!(inner_reason, Some(StopReason::OuterLayerOwnsRecovery));
+                }
+                _ => assert_eq!(inner_reason, Some(StopReason::AttemptLimit)),
+            }
+        }
+    })
+    .await;
+}
+
+/// A budget that refuses every retry and counts what it is told.
+#[derive(Default)]
+struct Refusing {
+    failures: AtomicU32,
+    refused: AtomicU32,
+}
+
+impl Budget for Refusing {
+    fn try_retry(&self, _now: Timestamp, _failure: &Failure) -> Option<Spent> {
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+
+    fn on_failure(&self, _now: Timestamp, _failure: &Failure) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn one_budget_is_shared_by_every_request_of_the_service() {
+    bounded(async {
+        let server = start_server().await;
+        let budget = Arc::new(Refusing::default());
+        let shared: Arc<dyn Budget + Send + Sync> = budget.clone();
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .budget(shared)
+            .layer(client());
+        let mut other = service.clone();
+        for service in [&mut service, &mut other] {
+            let response = send(service, get(server.url("/always503"))).await.unwrap();
+            assert_eq!(report_of(&response), Some(StopReason::BudgetExhausted));
+        }
+        assert_eq!(server.count("/always503"), 2);
+        assert_eq!(budget.failures.load(Ordering::Relaxed), 2);
+        assert_eq!(budget.refused.load(Ordering::Relaxed), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn zero_delays_retry_at_once_and_the_hook_hears_each_retry() {
+    bounded(async {
+        let server = start_server().await;
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let hook = {
+            let heard = heard.clone();
+            move |event: &stagger::notify::RetryEvent<
+                '_,
+                stagger::tower::AttemptError<ClientError>,
+            >| {
+                let status = match event.error {
+                    stagger::tower::AttemptError::Status(status) => status.as_u16(),
+                    _ => 0,
+                };
+                heard
+                    .lock()
+                    .unwrap()
+                    .push((event.attempt, status, event.delay));
+            }
+        };
+        let mut service = RetryLayer::new(Immediate::new().with_max_attempts(4))
+            .unwrap()
+            .notify(hook)
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        let response = send(&mut service, get(server.url("/always503")))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(report_of(&response), Some(StopReason::AttemptLimit));
+        assert_eq!(server.count("/always503"), 4);
+        assert!(elapsed(&clock) < Duration::from_millis(500));
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [
+                (1, 503, Duration::ZERO),
+                (2, 503, Duration::ZERO),
+                (3, 503, Duration::ZERO)
+            ]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_until_the_attempts_run_out() {
+    bounded(async {
+        // A port nothing listens on: bind one, note it, close it.
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let mut service = RetryLayer::new(quick()).unwrap().layer(client());
+        let request = Request::post(format!("http://{addr}/orders"))
+            .body(full("order"))
+            .unwrap();
+        let error = send(&mut service, request).await.unwrap_err();
+        // Refused: no effect, so even a POST is retried, up to the limit. But its body is not
+        // buffered, so it is sent once.
+        assert_eq!(error.summary().attempts, 1);
+        assert_eq!(error.summary().last_failure, Some(Failure::Rejected));
+
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .buffer_bodies(64)
+            .layer(client());
+        let request = Request::post(format!("http://{addr}/orders"))
+            .body(full("order"))
+            .unwrap();
+        let error = send(&mut service, request).await.unwrap_err();
+        assert_eq!(error.reason(), StopReason::AttemptLimit);
+        assert_eq!(error.summary().attempts, 4);
+        assert!(error.last_error().is_some_and(ClientError::is_connect));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_future_is_send_and_the_layer_is_clone() {
+    fn assert_send<T: Send>(_: &T) {}
+    let layer = RetryLayer::new(quick()).unwrap();
+    let mut service = layer.clone().layer(client());
+    let future = service.call(get("http://127.0.0.1:9/".to_owned()));
+    assert_send(&future);
+    drop(future);
+}
