@@ -47,12 +47,12 @@ pub fn standard_normal(rng: &mut SeededRng) -> f64 {
     // 1 - U keeps the logarithm finite: U is in [0, 1).
     let u1 = 1.0 - rng.next_f64();
     let u2 = rng.next_f64();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    (-2.0 * libm::log(u1)).sqrt() * libm::cos(std::f64::consts::TAU * u2)
 }
 
 /// An exponential draw with mean `mean`.
 pub fn exponential(rng: &mut SeededRng, mean: f64) -> f64 {
-    -mean * (1.0 - rng.next_f64()).ln()
+    -mean * libm::log(1.0 - rng.next_f64())
 }
 
 #[cfg(test)]

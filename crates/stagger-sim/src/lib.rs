@@ -4,8 +4,9 @@
 //! executors, on a simulated clock, so its figures are figures of the code users run. Time is
 //! integer nanoseconds; the event queue is ordered by `(time, sequence)`, so ties are first in,
 //! first out; one world generator per run derives every client's and the network's generator;
-//! nothing iterates over a hash map. The same seed gives the same bytes out, and a different
-//! seed different ones.
+//! nothing iterates over a hash map; transcendental functions come from the pure-Rust `libm`,
+//! not the platform's C library. The same seed gives the same bytes out on every platform, and
+//! a different seed different ones.
 //!
 //! Each canonical workload lives in its own module under [`workload`], whose documentation
 //! states its model and its source.

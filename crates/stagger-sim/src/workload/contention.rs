@@ -264,7 +264,7 @@ const AREA: f64 = 9.912_563_035_262_17e-3;
 /// The unnormalised standard normal density, `exp(-x²/2)`.
 #[inline]
 fn density(x: f64) -> f64 {
-    (-0.5 * x * x).exp()
+    libm::exp(-0.5 * x * x)
 }
 
 /// The ziggurat's tables: layer `i` spans `[0, x[i])` between heights `f[i]` and `f[i + 1]`;
@@ -280,7 +280,7 @@ impl Ziggurat {
         x[0] = AREA / density(TAIL);
         x[1] = TAIL;
         for i in 2..LAYERS {
-            x[i] = (-2.0 * (AREA / x[i - 1] + density(x[i - 1])).ln()).sqrt();
+            x[i] = (-2.0 * libm::log(AREA / x[i - 1] + density(x[i - 1]))).sqrt();
         }
         x[LAYERS] = 0.0;
         let f = x.map(density);
@@ -313,8 +313,8 @@ impl Ziggurat {
     #[cold]
     fn tail(rng: &mut SeededRng, negative: bool) -> f64 {
         loop {
-            let a = -(1.0 - rng.next_f64()).ln() / TAIL;
-            let b = -(1.0 - rng.next_f64()).ln();
+            let a = -libm::log(1.0 - rng.next_f64()) / TAIL;
+            let b = -libm::log(1.0 - rng.next_f64());
             if 2.0 * b > a * a {
                 return if negative { -(TAIL + a) } else { TAIL + a };
             }

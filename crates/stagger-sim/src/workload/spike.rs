@@ -49,8 +49,9 @@
 //!   also holds the offered rate, arrivals, attempts and work in progress per second, for
 //!   plots.
 //! - **Tail goodput ratio** ([`ResultRow::tail_goodput_ratio`]): successes reaching clients in
-//!   the final 30 s of the run, per second, divided by the offered rate at the end of the run
-//!   (40 for `spike`, 80 for `ramp`). About 1 means the system serves what it is offered.
+//!   the final 30 s of the run, per second, divided by the mean rate offered over those same
+//!   30 s (40 for `spike`; 72.5 for the default `ramp`). About 1 means the system serves what
+//!   it is offered.
 //! - **Recovery time** ([`ResultRow::recovery_ms`], `spike` only): from the end of the trigger
 //!   (25 s) to the start of the first whole second `k >= 25 s` such that the goodput of each of
 //!   the five seconds `k .. k + 5` is at least 90 % of the offered rate in that second (36 per
@@ -770,7 +771,10 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
         strategy.budget.map(|b| b.to_string()),
         nanos(shape.window),
     );
-    row.tail_goodput_ratio = Some(tail_successes as f64 / tail / shape.load.at(duration));
+    // Divided by the mean offered rate over the same final window (for the ramp, not its end
+    // rate, which would read a healthy system as 0.9).
+    let offered_tail = shape.load.between(duration - tail, duration) / tail;
+    row.tail_goodput_ratio = Some(tail_successes as f64 / tail / offered_tail);
     row.recovery_ms = shape.trigger_end.map(|trigger_end| {
         recovery_ms(
             &series.goodput,
