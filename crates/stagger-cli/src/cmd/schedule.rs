@@ -61,6 +61,25 @@ pub(crate) struct Overrides {
 }
 
 impl Overrides {
+    /// The base and cap overrides of a policy that has no other parameter; any other
+    /// override is refused, naming its flag.
+    pub(crate) fn base_and_cap(
+        &self,
+        policy: &str,
+    ) -> Result<(Option<Duration>, Option<Duration>), Failure> {
+        let others = [
+            ("factor", self.factor.is_some()),
+            ("jitter", self.jitter.is_some()),
+            ("max-attempts", self.max_attempts.is_some()),
+        ];
+        match others.iter().find(|(_, set)| *set) {
+            Some((flag, _)) => Err(Failure::Usage(format!(
+                "invalid --{flag}: `{policy}` takes only --base and --cap"
+            ))),
+            None => Ok((self.base, self.cap)),
+        }
+    }
+
     /// `config` with every given override applied, checked.
     pub(crate) fn apply(&self, config: AnyConfig) -> Result<AnyConfig, Failure> {
         let params = [

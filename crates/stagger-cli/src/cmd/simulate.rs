@@ -47,6 +47,12 @@ pub(crate) struct Args {
     /// The window of the peak retry share (default 10ms).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     window: Option<Duration>,
+    /// One end-to-end deadline per request, from its first attempt (outage).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    timeout: Option<Duration>,
+    /// Make the dependency throttle while down, answering 503 with this Retry-After (outage).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    retry_after: Option<Duration>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
     /// Report the events processed, events per second and peak memory on stderr.
@@ -93,10 +99,20 @@ fn strategy(
     budget: Option<BudgetKind>,
 ) -> Result<Strategy, Failure> {
     let policy = if name == "aws-2015-decorrelated-clamped" {
-        SimPolicy::AwsDecorrelatedClamped {
-            base: Duration::from_millis(5),
-            cap: Duration::from_secs(2),
+        let (base, cap) = overrides.base_and_cap(name)?;
+        let base = base.unwrap_or(Duration::from_millis(5));
+        let cap = cap.unwrap_or(Duration::from_secs(2));
+        if base.is_zero() || base > Duration::from_secs(86_400) {
+            return Err(Failure::Usage(
+                "invalid --base: longer than 0 and at most a day".to_owned(),
+            ));
         }
+        if cap < base || cap > Duration::from_secs(86_400) {
+            return Err(Failure::Usage(
+                "invalid --cap: at least --base (5ms by default) and at most a day".to_owned(),
+            ));
+        }
+        SimPolicy::AwsDecorrelatedClamped { base, cap }
     } else {
         let config = match name.parse::<AnyConfig>() {
             Ok(config) => config,
@@ -124,7 +140,19 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         duration: args.duration,
         rate: args.rate,
         window: args.window,
+        timeout: args.timeout,
+        retry_after: args.retry_after,
     };
+    if args.plot.is_some()
+        && !matches!(
+            workload,
+            WorkloadKind::Herd | WorkloadKind::Spike | WorkloadKind::Ramp
+        )
+    {
+        return Err(Failure::Usage(format!(
+            "invalid --plot: used with herd, spike or ramp, not {workload} (stagger bench plots the others)"
+        )));
+    }
     let strategies = args
         .policy
         .iter()

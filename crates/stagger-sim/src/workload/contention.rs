@@ -85,7 +85,7 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{AnyConfig, Failure, Param, PolicyKind, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -415,14 +415,11 @@ fn nanos(d: Duration) -> Nanos {
 impl Workload for Contention {
     const KIND: WorkloadKind = WorkloadKind::Contention;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
-        refuse(o.duration, "duration", Self::KIND)?;
-        refuse(o.rate, "rate", Self::KIND)?;
-        refuse(o.window, "window", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] = &["clients", "rounds"];
+
+    fn set(&mut self, o: &Overrides) {
         self.clients = o.clients.unwrap_or(self.clients);
         self.rounds = o.rounds.unwrap_or(self.rounds);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {

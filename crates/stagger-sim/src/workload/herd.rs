@@ -17,7 +17,7 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -51,19 +51,20 @@ struct Answer(u32);
 impl Herd {
     /// The most clients a herd runs.
     pub const MAX_CLIENTS: u64 = 10_000_000;
+
+    /// The most attempts a herd may make before it is stopped and refused: a policy with no
+    /// attempt limit never gives up against a dependency that never recovers.
+    pub const MAX_ATTEMPTS: u64 = 100_000_000;
 }
 
 impl Workload for Herd {
     const KIND: WorkloadKind = WorkloadKind::Herd;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.rounds, "rounds", Self::KIND)?;
-        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
-        refuse(o.duration, "duration", Self::KIND)?;
-        refuse(o.rate, "rate", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] = &["clients", "window"];
+
+    fn set(&mut self, o: &Overrides) {
         self.clients = o.clients.unwrap_or(self.clients);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -169,6 +170,12 @@ impl Herd {
             metrics.events += 1;
             let call = &mut calls[c as usize];
             if let Next::RetryAt(at) = call.end(now, Err(Failure::Retryable), &mut metrics) {
+                if metrics.attempts >= Self::MAX_ATTEMPTS {
+                    return Err(SimError::TooLarge {
+                        what: "attempts (a policy with no attempt limit never gives up here)",
+                        limit: Self::MAX_ATTEMPTS.to_string(),
+                    });
+                }
                 send(call, at, c, &mut metrics, &mut queue);
             }
         }

@@ -33,6 +33,61 @@ pub struct Overrides {
     pub rate: Option<f64>,
     /// The window of the peak retry share.
     pub window: Option<Duration>,
+    /// One end-to-end deadline per request, from its first attempt (`outage`).
+    pub timeout: Option<Duration>,
+    /// The wait a throttling dependency asks for in every failed answer, as `Retry-After`
+    /// (`outage`).
+    pub retry_after: Option<Duration>,
+}
+
+impl Overrides {
+    /// The names of the overrides that are set, in declaration order.
+    ///
+    /// Every field is listed here (the destructuring does not compile otherwise), so a new
+    /// override is refused by every workload that does not declare it in
+    /// [`Workload::ACCEPTS`].
+    #[must_use]
+    pub fn given(&self) -> Vec<&'static str> {
+        let Self {
+            clients,
+            rounds,
+            failure_rate,
+            duration,
+            rate,
+            window,
+            timeout,
+            retry_after,
+        } = self;
+        [
+            ("clients", clients.is_some()),
+            ("rounds", rounds.is_some()),
+            ("failure_rate", failure_rate.is_some()),
+            ("duration", duration.is_some()),
+            ("rate", rate.is_some()),
+            ("window", window.is_some()),
+            ("timeout", timeout.is_some()),
+            ("retry_after", retry_after.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, set)| set.then_some(name))
+        .collect()
+    }
+
+    /// Refuses, with [`SimError::NotApplicable`], the first override set that `workload`
+    /// does not accept.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::NotApplicable`] naming the override.
+    pub fn check<W: Workload>(&self) -> Result<(), SimError> {
+        match self.given().into_iter().find(|p| !W::ACCEPTS.contains(p)) {
+            Some(param) => Err(SimError::NotApplicable {
+                param,
+                workload: W::KIND.name(),
+            }),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A workload with its parameters.
@@ -40,12 +95,23 @@ pub trait Workload: Default {
     /// Its entry in the list of workloads.
     const KIND: WorkloadKind;
 
-    /// Applies the overrides that make sense for this workload.
+    /// The overrides this workload uses, by the names [`Overrides::given`] reports.
+    const ACCEPTS: &'static [&'static str];
+
+    /// Sets the overrides named in [`Workload::ACCEPTS`] and ignores the rest: call
+    /// [`Workload::apply`], which refuses those first.
+    fn set(&mut self, overrides: &Overrides);
+
+    /// Applies the overrides, refusing any this workload does not accept.
     ///
     /// # Errors
     ///
     /// [`SimError::NotApplicable`] for an override this workload does not use.
-    fn apply(&mut self, overrides: &Overrides) -> Result<(), SimError>;
+    fn apply(&mut self, overrides: &Overrides) -> Result<(), SimError> {
+        overrides.check::<Self>()?;
+        self.set(overrides);
+        Ok(())
+    }
 
     /// Checks the parameters.
     ///
@@ -60,21 +126,6 @@ pub trait Workload: Default {
     ///
     /// The parameters' or the policy's [`SimError`].
     fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError>;
-}
-
-/// Refuses an override that `workload` does not use.
-pub(crate) fn refuse<T>(
-    value: Option<T>,
-    param: &'static str,
-    workload: WorkloadKind,
-) -> Result<(), SimError> {
-    match value {
-        Some(_) => Err(SimError::NotApplicable {
-            param,
-            workload: workload.name(),
-        }),
-        None => Ok(()),
-    }
 }
 
 /// A workload by name.

@@ -34,7 +34,7 @@ use stagger_core::policy::{Immediate, NoRetry};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -208,14 +208,15 @@ pub(super) fn result(ok: bool) -> Result<(), Failure> {
 impl Workload for OpenLoop {
     const KIND: WorkloadKind = WorkloadKind::OpenLoop;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.rounds, "rounds", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] =
+        &["clients", "rate", "duration", "failure_rate", "window"];
+
+    fn set(&mut self, o: &Overrides) {
         self.clients = o.clients.unwrap_or(self.clients);
         self.rate = o.rate.unwrap_or(self.rate);
         self.duration = o.duration.unwrap_or(self.duration);
         self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {

@@ -10,6 +10,13 @@
 //! load on the dependency in the second after it recovered (attempts reaching it in
 //! [45 s, 46 s)). A policy's patience decides the first: `constant` at its defaults waits
 //! 700 ms in all, so only requests that met the last 0.7 s of the outage can succeed.
+//!
+//! Two overrides exercise the rest of the engine. `timeout` gives each request one end-to-end
+//! deadline from its first attempt: a request whose next wait would cross it gives up (reason
+//! `wait-exceeds-budget`, or `deadline` if it is already past). `retry_after` turns the
+//! outage into throttling: every answer while down carries that `Retry-After`, a floor the
+//! engine never undercuts, so `constant` at its defaults waits 7 x the floor rather than
+//! 700 ms (with 2 s, about 14/30 of the requests that met the outage succeed, against 2 %).
 
 use std::time::Duration;
 
@@ -17,7 +24,7 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -41,6 +48,13 @@ pub struct Outage {
     pub network: Delay,
     /// The window of the peak share.
     pub window: Duration,
+    /// One end-to-end deadline per request, measured from its first attempt; `None` for
+    /// none. A request that would retry past it gives up with reason `deadline`.
+    pub timeout: Option<Duration>,
+    /// If set, the dependency throttles rather than fails while it is down: every answer
+    /// is a 503 with this `Retry-After`, which the engine treats as a floor under the
+    /// policy's next delay. `None` for plain retryable failures.
+    pub retry_after: Option<Duration>,
 }
 
 impl Default for Outage {
@@ -52,6 +66,8 @@ impl Default for Outage {
             down_for: Duration::from_secs(30),
             network: Delay::Constant { nanos: 1_000_000 },
             window: Duration::from_millis(10),
+            timeout: None,
+            retry_after: None,
         }
     }
 }
@@ -67,6 +83,11 @@ enum Event {
     Answer(usize, bool),
 }
 
+impl Outage {
+    /// The most requests a run may offer (`rate` x `duration`): each is kept until the end.
+    pub const MAX_REQUESTS: f64 = 1e7;
+}
+
 fn nanos(d: Duration) -> Nanos {
     u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
 }
@@ -74,14 +95,15 @@ fn nanos(d: Duration) -> Nanos {
 impl Workload for Outage {
     const KIND: WorkloadKind = WorkloadKind::Outage;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.clients, "clients", Self::KIND)?;
-        refuse(o.rounds, "rounds", Self::KIND)?;
-        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] =
+        &["rate", "duration", "window", "timeout", "retry_after"];
+
+    fn set(&mut self, o: &Overrides) {
         self.rate = o.rate.unwrap_or(self.rate);
         self.duration = o.duration.unwrap_or(self.duration);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
+        self.timeout = o.timeout.or(self.timeout);
+        self.retry_after = o.retry_after.or(self.retry_after);
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -91,16 +113,37 @@ impl Workload for Outage {
                 allowed: "a number of requests per second in (0, 1e6]",
             });
         }
-        if self.duration.is_zero() || self.duration > Duration::from_secs(86_400) {
+        // The outage and the second after it (the recovery load) must fit in the run.
+        let needed = self
+            .down_at
+            .saturating_add(self.down_for)
+            .saturating_add(Duration::from_secs(1));
+        if self.duration < needed || self.duration > Duration::from_secs(86_400) {
             return Err(SimError::Invalid {
                 param: "duration",
-                allowed: "longer than 0 and at most a day",
+                allowed: "at least the outage's end plus 1 s (46 s by default) and at most a day",
             });
         }
-        if self.rate * self.duration.as_secs_f64() > 1e8 {
+        // Every request is kept until the run ends.
+        if self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "rate x duration",
-                limit: "1e8 requests".to_owned(),
+                limit: format!("{} requests", Self::MAX_REQUESTS),
+            });
+        }
+        if self.timeout.is_some_and(|t| t.is_zero()) {
+            return Err(SimError::Invalid {
+                param: "timeout",
+                allowed: "longer than 0",
+            });
+        }
+        if self
+            .retry_after
+            .is_some_and(|w| w > Duration::from_secs(86_400))
+        {
+            return Err(SimError::Invalid {
+                param: "retry_after",
+                allowed: "at most a day",
             });
         }
         if self.window.is_zero() {
@@ -113,6 +156,7 @@ impl Workload for Outage {
     }
 
     fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        self.validate()?;
         let mut world = SeededRng::new(seed);
         let mut arrivals = world.fork();
         let mut net = world.fork();
@@ -123,6 +167,13 @@ impl Workload for Outage {
             nanos(self.duration),
         );
         let mean_gap = SECOND as f64 / self.rate;
+        let options = match self.timeout {
+            Some(timeout) => RunOptions::new().with_timeout(timeout),
+            None => RunOptions::new(),
+        };
+        let refusal = self
+            .retry_after
+            .map_or(Failure::Retryable, Failure::RetryAfter);
         let mut metrics = Metrics::new();
         let mut calls: Vec<Call> = Vec::new();
         let mut met = Vec::new();
@@ -144,7 +195,7 @@ impl Workload for Outage {
                         strategy,
                         world.fork(),
                         budget.clone(),
-                        RunOptions::new(),
+                        options,
                         now,
                     )?);
                     met.push(false);
@@ -175,7 +226,7 @@ impl Workload for Outage {
                     );
                 }
                 Event::Answer(r, ok) => {
-                    let result = if ok { Ok(()) } else { Err(Failure::Retryable) };
+                    let result = if ok { Ok(()) } else { Err(refusal) };
                     let before = metrics.successes;
                     match calls[r].end(now, result, &mut metrics) {
                         Next::RetryAt(at) => queue.push(at, Event::Send(r)),

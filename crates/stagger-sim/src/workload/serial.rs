@@ -32,7 +32,7 @@ use stagger_core::policy::{Exponential, Immediate};
 
 use super::call::{Call, Next};
 use super::open_loop::{check_clients, check_duration, check_failure_rate, nanos, result, send};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -170,14 +170,13 @@ impl Serial {
 impl Workload for Serial {
     const KIND: WorkloadKind = WorkloadKind::Serial;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.rounds, "rounds", Self::KIND)?;
-        refuse(o.rate, "rate", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] = &["clients", "duration", "failure_rate", "window"];
+
+    fn set(&mut self, o: &Overrides) {
         self.clients = o.clients.unwrap_or(self.clients);
         self.duration = o.duration.unwrap_or(self.duration);
         self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {

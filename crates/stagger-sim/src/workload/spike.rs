@@ -88,7 +88,7 @@ use stagger_core::policy::{ExponentialFullJitter, Immediate};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, refuse};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
@@ -454,14 +454,12 @@ impl Ramp {
 impl Workload for Spike {
     const KIND: WorkloadKind = WorkloadKind::Spike;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.clients, "clients", Self::KIND)?;
-        refuse(o.rounds, "rounds", Self::KIND)?;
-        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] = &["rate", "duration", "window"];
+
+    fn set(&mut self, o: &Overrides) {
         self.rate = o.rate.unwrap_or(self.rate);
         self.duration = o.duration.unwrap_or(self.duration);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -495,14 +493,12 @@ impl Workload for Spike {
 impl Workload for Ramp {
     const KIND: WorkloadKind = WorkloadKind::Ramp;
 
-    fn apply(&mut self, o: &Overrides) -> Result<(), SimError> {
-        refuse(o.clients, "clients", Self::KIND)?;
-        refuse(o.rounds, "rounds", Self::KIND)?;
-        refuse(o.failure_rate, "failure_rate", Self::KIND)?;
+    const ACCEPTS: &'static [&'static str] = &["rate", "duration", "window"];
+
+    fn set(&mut self, o: &Overrides) {
         self.rate = o.rate.unwrap_or(self.rate);
         self.duration = o.duration.unwrap_or(self.duration);
         self.window = o.window.unwrap_or(self.window);
-        Ok(())
     }
 
     fn validate(&self) -> Result<(), SimError> {
