@@ -67,7 +67,8 @@ fn the_published_findings_reproduce_at_100_clients() {
         work(equal),
         work(full)
     );
-    // Decorrelated does more work, but finishes no later than about full jitter's time.
+    // Decorrelated does more work, but finishes slightly sooner: sooner, by less than 20 %
+    // (the scoreboard's reading of "slightly").
     assert!(
         work(decorr) > work(full),
         "{} vs {}",
@@ -75,14 +76,14 @@ fn the_published_findings_reproduce_at_100_clients() {
         work(full)
     );
     assert!(
-        time(decorr) < 1.05 * time(full),
+        time(decorr) < time(full) && time(decorr) > 0.8 * time(full),
         "{} vs {}",
         time(decorr),
         time(full)
     );
-    // Equal jitter is slower than full jitter.
+    // Equal jitter is much slower than full jitter: at least 25 % slower.
     assert!(
-        time(equal) > time(full),
+        time(equal) > 1.25 * time(full),
         "{} vs {}",
         time(equal),
         time(full)
