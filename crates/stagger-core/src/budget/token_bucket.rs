@@ -112,6 +112,58 @@ impl TokenBucketConfig {
         self.capacity
     }
 
+    /// What a retry after an ordinary failure costs, in tokens.
+    ///
+    /// ```
+    /// use stagger_core::budget::TokenBucketConfig;
+    /// let aws = TokenBucketConfig::AWS_STANDARD;
+    /// assert_eq!((aws.capacity(), aws.retry_cost(), aws.timeout_cost()), (500.0, 5.0, 10.0));
+    /// assert_eq!((aws.throttle_cost(), aws.success_reward(), aws.call_deposit()), (5.0, 1.0, 0.0));
+    /// assert_eq!((aws.reserve(), aws.refund()), (0.0, true));
+    /// let brooker = TokenBucketConfig::BROOKER;
+    /// assert_eq!((brooker.capacity(), brooker.call_deposit(), brooker.reserve()), (5.0, 0.1, 1.0));
+    /// ```
+    #[must_use]
+    pub const fn retry_cost(&self) -> f64 {
+        self.retry_cost
+    }
+
+    /// What a retry after a timeout costs, in tokens.
+    #[must_use]
+    pub const fn timeout_cost(&self) -> f64 {
+        self.timeout_cost
+    }
+
+    /// What a retry after a throttled answer costs, in tokens.
+    #[must_use]
+    pub const fn throttle_cost(&self) -> f64 {
+        self.throttle_cost
+    }
+
+    /// What a success without retry deposits, in tokens.
+    #[must_use]
+    pub const fn success_reward(&self) -> f64 {
+        self.success_reward
+    }
+
+    /// What every first attempt (call) deposits, in tokens.
+    #[must_use]
+    pub const fn call_deposit(&self) -> f64 {
+        self.call_deposit
+    }
+
+    /// The balance a retry must exceed, besides affording its cost.
+    #[must_use]
+    pub const fn reserve(&self) -> f64 {
+        self.reserve
+    }
+
+    /// Whether a retried success refunds what its last retry cost.
+    #[must_use]
+    pub const fn refund(&self) -> bool {
+        self.refund
+    }
+
     /// Checks every parameter: all finite, between 0 and a billion tokens, the capacity at
     /// least 0.001, and every other amount either 0 or at least 0.001 (tokens are counted in
     /// thousandths).

@@ -115,6 +115,32 @@ impl RunOptions {
     pub const fn max_server_wait(&self) -> Duration {
         self.max_server_wait
     }
+
+    /// The end-to-end timeout, if the deadline was given as one ([`RunOptions::with_timeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::engine::RunOptions;
+    /// let options = RunOptions::new().with_timeout(Duration::from_secs(3));
+    /// assert_eq!(options.timeout(), Some(Duration::from_secs(3)));
+    /// assert_eq!(RunOptions::new().timeout(), None);
+    /// ```
+    #[must_use]
+    pub const fn timeout(&self) -> Option<Duration> {
+        match self.limit {
+            Some(Limit::Timeout(timeout)) => Some(timeout),
+            _ => None,
+        }
+    }
+
+    /// The absolute deadline, if it was given as one ([`RunOptions::with_deadline`]).
+    #[must_use]
+    pub const fn deadline(&self) -> Option<Timestamp> {
+        match self.limit {
+            Some(Limit::At(at)) => Some(at),
+            _ => None,
+        }
+    }
 }
 
 /// One retried operation: a policy, a budget and options, advanced by the driver.
