@@ -12,6 +12,8 @@ pub mod clock;
 pub mod http;
 mod nesting;
 pub mod notify;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
 mod retry;
 mod retry_error;
 pub mod sleep;

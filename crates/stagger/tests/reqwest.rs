@@ -1,0 +1,321 @@
+//! The reqwest-middleware `RetryMiddleware` against real parts: the scripted hyper server of
+//! the tower tests on loopback, called by a real reqwest client.
+//!
+//! The server logs every attempt it sees, in order, so the assertions are about what reached
+//! the wire. Two tests wait for real (a server-directed wait of 1 s); the rest take
+//! milliseconds. Every test is bounded by a timeout.
+
+#![cfg(feature = "reqwest")]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
+use stagger::budget::{Budget, TokenBucket, TokenBucketConfig};
+use stagger::clock::MonotonicClock;
+use stagger::engine::{Spent, StopReason};
+use stagger::policy::{ExponentialFullJitter, Immediate};
+use stagger::reqwest::{GaveUp, RetryMiddleware, RetryOverrides};
+use stagger::{Clock, Failure, Timestamp};
+
+#[path = "support/server.rs"]
+mod server;
+use server::start_server;
+
+/// Every test ends within this, whatever happens.
+const BOUND: Duration = Duration::from_secs(10);
+
+/// Full jitter with a 1 ms base and a 10 ms cap, four attempts: fast retries.
+fn quick() -> ExponentialFullJitter {
+    ExponentialFullJitter::new()
+        .with_base(Duration::from_millis(1))
+        .with_cap(Duration::from_millis(10))
+        .with_max_attempts(4)
+}
+
+fn client(
+    middleware: RetryMiddleware<impl Budget + Clone + Send + Sync + 'static>,
+) -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(middleware)
+        .build()
+}
+
+async fn bounded<F: Future<Output = ()>>(test: F) {
+    tokio::time::timeout(BOUND, test)
+        .await
+        .expect("the test ends in time");
+}
+
+fn elapsed(clock: &MonotonicClock) -> Duration {
+    clock.now().since_origin()
+}
+
+fn gave_up(error: &Error) -> &GaveUp {
+    match error {
+        Error::Middleware(e) => e.downcast_ref::<GaveUp>().expect("a GaveUp"),
+        Error::Reqwest(e) => panic!("expected the middleware's GaveUp, got {e}"),
+    }
+}
+
+#[tokio::test]
+async fn a_503_with_retry_after_is_retried_no_sooner_than_asked() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let clock = MonotonicClock::starting_now();
+        let response = client.get(server.url("/busy")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(server.log(), ["GET /busy", "GET /busy"]);
+        // The policy alone would wait at most 1 ms; the server asked for a second.
+        assert!(
+            elapsed(&clock) >= Duration::from_secs(1),
+            "{:?}",
+            elapsed(&clock)
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_429_with_an_http_date_retries_even_a_post() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let response = client
+            .post(server.url("/throttled"))
+            .body("order")
+            .send()
+            .await
+            .unwrap();
+        // A 429 was refused before it was processed: safe to repeat even for a POST.
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            server.log(),
+            ["POST /throttled order", "POST /throttled order"]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(
+            RetryMiddleware::new(quick())
+                .unwrap()
+                .timeout(Duration::from_secs(5)),
+        );
+        let clock = MonotonicClock::starting_now();
+        // The request's own timeout overrides the middleware's.
+        let error = client
+            .get(server.url("/slow"))
+            .with_extension(RetryOverrides::new().timeout(Duration::from_millis(500)))
+            .send()
+            .await
+            .unwrap_err();
+        let took = elapsed(&clock);
+        let gave_up = gave_up(&error);
+        assert_eq!(gave_up.reason, StopReason::Deadline);
+        assert_eq!(gave_up.summary.attempts, 2);
+        assert!(
+            Duration::from_millis(450) <= took && took < Duration::from_secs(2),
+            "stopped after {took:?}"
+        );
+        let dropped = async {
+            while server.log().len() < 3 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(2), dropped)
+            .await
+            .expect("the server saw the attempt cancelled");
+        assert_eq!(
+            server.log(),
+            ["GET /slow", "GET /slow", "GET /slow dropped"]
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_connection_reset_is_retried_for_a_get_but_not_for_a_post() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let response = client.get(server.url("/reset-get")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(server.log(), ["GET /reset-get reset", "GET /reset-get"]);
+
+        // The POST may have taken effect before the reset: it goes back to the caller. (A new
+        // client, so that the POST opens a new connection for the server to reset.)
+        let client = self::client(RetryMiddleware::new(quick()).unwrap());
+        let error = client
+            .post(server.url("/reset-post"))
+            .body("order")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(matches!(error, Error::Reqwest(_)), "{error}");
+        assert_eq!(server.count("/reset-post"), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_post_is_not_retried_after_a_503_unless_it_is_declared_idempotent() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        // A 503 may have been processed: a plain POST gets it back after one attempt.
+        let response = client
+            .post(server.url("/orders"))
+            .body("a")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(server.count("/orders"), 1);
+
+        // With an Idempotency-Key the server deduplicates repeats, so it is retried.
+        let response = client
+            .post(server.url("/orders-keyed"))
+            .header("idempotency-key", "k-1")
+            .body("b")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        assert_eq!(server.count("/orders-keyed"), 2);
+
+        // Or declared idempotent for this request alone.
+        let response = client
+            .post(server.url("/orders-declared"))
+            .with_extension(RetryOverrides::new().idempotent(true))
+            .body("c")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        assert_eq!(server.count("/orders-declared"), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_streaming_body_is_sent_once_whatever_the_failure() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let chunks: Vec<Result<&'static str, std::io::Error>> = vec![Ok("str"), Ok("eam")];
+        let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+        // Idempotent by its key, so a clonable body would be retried after the 503; a stream
+        // is consumed by the first attempt and cannot be.
+        let response = client
+            .post(server.url("/orders-streamed"))
+            .header("idempotency-key", "k-2")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(server.log(), ["POST /orders-streamed stream"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_request_may_bring_its_own_policy_and_the_last_response_comes_back() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let response = client.get(server.url("/always503")).send().await.unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(server.count("/always503"), 4);
+
+        let two = Immediate::new().with_max_attempts(2);
+        let response = client
+            .get(server.url("/always503"))
+            .with_extension(RetryOverrides::new().policy(two))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(server.count("/always503"), 4 + 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn one_budget_is_shared_by_every_request() {
+    bounded(async {
+        let server = start_server().await;
+        // Ten tokens, five per retry: two retries in all, whatever the number of requests.
+        let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(10.0)).unwrap();
+        let client = client(
+            RetryMiddleware::new(Immediate::new().with_max_attempts(3))
+                .unwrap()
+                .budget(Arc::new(bucket)),
+        );
+        for _ in 0..3 {
+            let response = client.get(server.url("/always503")).send().await.unwrap();
+            assert_eq!(response.status(), 503);
+        }
+        assert_eq!(server.count("/always503"), 3 + 2);
+    })
+    .await;
+}
+
+/// A budget that grants every retry and counts what it is told.
+#[derive(Default)]
+struct Counting {
+    failures: AtomicU32,
+    retries: AtomicU32,
+}
+
+impl Budget for Counting {
+    fn try_retry(&self, _now: Timestamp, _failure: &Failure) -> Option<Spent> {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+        Some(Spent::default())
+    }
+
+    fn on_failure(&self, _now: Timestamp, _failure: &Failure) {
+        self.failures.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_until_the_attempts_run_out() {
+    bounded(async {
+        // Bind a port, then close it: connecting to it is refused.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        drop(listener);
+        let counting = Arc::new(Counting::default());
+        let shared: Arc<dyn Budget + Send + Sync> = counting.clone();
+        let client = client(RetryMiddleware::new(quick()).unwrap().budget(shared));
+        // Even a POST: a refused connection sent nothing.
+        let error = client
+            .post(format!("http://{addr}/"))
+            .body("x")
+            .send()
+            .await
+            .unwrap_err();
+        match error {
+            Error::Reqwest(e) => assert!(e.is_connect(), "{e}"),
+            Error::Middleware(e) => panic!("expected the client's error, got {e}"),
+        }
+        // Four attempts: four failures heard, three retries granted.
+        assert_eq!(counting.failures.load(Ordering::Relaxed), 4);
+        assert_eq!(counting.retries.load(Ordering::Relaxed), 3);
+    })
+    .await;
+}
+
+#[test]
+fn an_invalid_policy_is_refused_by_name() {
+    let err = RetryMiddleware::new(quick().with_max_attempts(0)).unwrap_err();
+    assert_eq!(err.param(), Some("max_attempts"));
+}
