@@ -18,7 +18,7 @@ use tower_service::Service;
 
 use super::body::{Buffer, RetryBody, Source};
 use super::classify::{ClassifyResponse, MakePolicy};
-use super::{AttemptError, Idempotent, RetryReport, Settings};
+use super::{AttemptError, Idempotent, RetryReport, Settings, Timeout};
 use crate::classify::Classifier;
 use crate::http::is_idempotent;
 use crate::nesting;
@@ -230,13 +230,18 @@ where
                         .with_max_server_wait(settings.max_server_wait)
                         .with_idempotent(idempotent)
                         .with_nested(nested);
-                    if let Some(timeout) = settings.timeout {
+                    let timeout = parts
+                        .extensions
+                        .get::<Timeout>()
+                        .map(|t| t.0)
+                        .or(settings.timeout);
+                    if let Some(timeout) = timeout {
                         options = options.with_timeout(timeout);
                     }
                     let now = settings.clock.now();
                     *this.options = options;
                     *this.started = now;
-                    *this.deadline = settings.timeout.map(|t| now.saturating_add(t));
+                    *this.deadline = timeout.map(|t| now.saturating_add(t));
                     let may_retry = !nested && settings.policy.max_attempts() > 1;
                     let body = if body.is_end_stream() {
                         // Nothing to send: replayable as it is.

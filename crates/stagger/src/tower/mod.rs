@@ -5,9 +5,10 @@
 //! one retry [`Run`](stagger_core::engine::Run) with the same semantics as
 //! [`stagger::retry`](crate::retry):
 //!
-//! - **One deadline per request** ([`timeout`](RetryLayer::timeout)), across its attempts and
-//!   the waits between them. An attempt still in flight when it passes is cancelled, by
-//!   dropping the inner service's future. A wait that would not fit is not started.
+//! - **One deadline per request** ([`timeout`](RetryLayer::timeout), or a request's own
+//!   [`Timeout`] extension), across its attempts and the waits between them. An attempt
+//!   still in flight when it passes is cancelled, by dropping the inner service's future. A
+//!   wait that would not fit is not started.
 //! - **Responses are classified** with the [HTTP classifier](crate::http) by default: 408,
 //!   429, 500, 502, 503 and 504 are retried; `Retry-After` (and its millisecond cousins) on a
 //!   429 or 503 is a floor under the next delay, never undercut, and a wait longer than
@@ -133,6 +134,11 @@ use crate::sleep::{DefaultSleeper, Sleeper};
 /// `Idempotent(false)` for a PUT with side effects.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Idempotent(pub bool);
+
+/// A request extension that gives this request its own end-to-end timeout, in place of the
+/// layer's [`timeout`](RetryLayer::timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timeout(pub Duration);
 
 /// A response extension: what the layer did for this response's request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -49,6 +49,21 @@ impl Server {
             .unwrap_or(0)
     }
 
+    /// Waits (up to 2 s) for the server to log the second `/slow` attempt as cancelled, and
+    /// checks that nothing else reached it: the client dropped the attempt in flight at its
+    /// deadline and made no third one.
+    pub(crate) async fn expect_cancelled_slow_attempt(&self) {
+        let dropped = async {
+            while self.log().len() < 3 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(2), dropped)
+            .await
+            .expect("the server saw the attempt cancelled");
+        assert_eq!(self.log(), ["GET /slow", "GET /slow", "GET /slow dropped"]);
+    }
+
     /// Logs an attempt at `path` and returns its number, from 1.
     fn attempt(&self, path: &str, entry: String) -> u32 {
         let mut seen = self.seen.lock().unwrap();
