@@ -12,7 +12,7 @@ pub mod clock;
 pub mod http;
 mod nesting;
 pub mod notify;
-#[cfg(feature = "reqwest")]
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
 pub mod reqwest;
 mod retry;
 mod retry_error;

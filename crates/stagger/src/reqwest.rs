@@ -1,9 +1,8 @@
 //! A [reqwest-middleware](reqwest_middleware) [`Middleware`] that retries with the engine's
-//! semantics.
+//! semantics. Built for reqwest 0.13 and reqwest-middleware 0.5; not for wasm32.
 //!
 //! Add [`RetryMiddleware`] to a `ClientWithMiddleware` and every request runs one retry run,
-//! driven by the async executor ([`stagger::retry`](crate::retry)), so it behaves exactly as
-//! that executor and as the [tower layer](crate::tower):
+//! driven by the async executor ([`stagger::retry`](crate::retry)):
 //!
 //! - **One deadline per request** ([`timeout`](RetryMiddleware::timeout)), across attempts and
 //!   waits; an attempt still in flight when it passes is cancelled, and a wait that would not
@@ -11,11 +10,16 @@
 //! - **Responses are classified** with the [HTTP rules](crate::http::classify_status): 408,
 //!   429, 500, 502, 503 and 504 are retried, and `Retry-After` on a 429 or 503 (seconds or an
 //!   HTTP date) is a floor under the next delay, never undercut by jitter. A wait longer than
-//!   [`max_server_wait`](RetryMiddleware::max_server_wait) or the time left stops at once.
-//! - **Transport errors are classified deliberately:** a failed connection had no effect
-//!   ([`Failure::Rejected`]), a timed-out request is a [`Failure::Timeout`], a builder error
-//!   or a redirect loop is permanent, and any other error (a reset after sending) is
-//!   [`Failure::Retryable`]: the request may have taken effect.
+//!   [`max_server_wait`](RetryMiddleware::max_server_wait) (5 minutes by default) or the time
+//!   left stops at once. A failed response is dropped as soon as a retry is decided, so its
+//!   connection is not held through the wait.
+//! - **Transport errors are classified by reqwest's own tests:** a connection that could not
+//!   be made had no effect ([`Failure::Rejected`]; reqwest counts DNS and TLS handshake
+//!   failures here too, so those are retried up to the attempt limit, even for a POST), a
+//!   timed-out request is a [`Failure::Timeout`], a builder error or a redirect loop is
+//!   permanent, and any other error (a reset after sending, a malformed response) is
+//!   [`Failure::Retryable`]: the request may have taken effect. The tower layer's default
+//!   classifier is stricter and retries only errors with an I/O cause.
 //! - **Idempotency** comes from the request ([`is_idempotent`]: GET, HEAD, OPTIONS, TRACE, PUT,
 //!   DELETE, or any method with an `Idempotency-Key`). A POST is retried only after a failure
 //!   known to have had no effect (a refused connection, a 408 or a 429), never after a 503.
@@ -25,18 +29,25 @@
 //! - **Per-request overrides** go through request extensions
 //!   (`RequestBuilder::with_extension`): a [`RetryOverrides`] sets the policy, the timeout or
 //!   the idempotency of one request.
+//! - **Extensions:** each attempt runs the rest of the chain with a copy of the request's
+//!   extensions holding its [`Attempt`] (its number and the time left, to propagate
+//!   downstream); the extensions the last attempt left are handed back to the caller.
 //!
-//! A request whose body cannot be cloned (a stream) is sent once, as it is: its bytes are
-//! consumed by the first attempt and there is nothing left to send again.
+//! A request whose body cannot be cloned (a stream) is sent once: its bytes are consumed by
+//! the first attempt and there is nothing left to send again. It still runs as a run of one
+//! attempt, so the deadline holds and the budget is told.
 //!
 //! # What the caller gets
 //!
-//! A response the rules do not call a failure, or the last response when the run gives up
-//! for any reason but the deadline (the 503 after the last attempt, a POST's 503, a 404):
-//! `Ok(response)`, as without the middleware. The last transport error, when the last
-//! attempt ended in one: `Err(Error::Reqwest(..))`. When the deadline passes, or the run
-//! stopped before any attempt: `Err(Error::Middleware(..))` holding a [`GaveUp`] with the
-//! reason and the summary.
+//! - A response the rules do not call a failure: `Ok(response)`, as without the middleware.
+//! - The last response when the run gives up for any reason but the deadline (the 503 after
+//!   the last attempt, a POST's 503, a `Retry-After` too long to honour): `Ok(response)`.
+//! - The last transport error, when the last attempt ended in one: `Err(Error::Reqwest(..))`.
+//! - When the deadline passes (a response that arrives at or after it included), or the run
+//!   stopped before any attempt: `Err(Error::Middleware(..))` holding a [`GaveUp`] with the
+//!   reason, the summary and the last transport error, if any.
+//! - An invalid per-request policy: `Err(Error::Middleware(..))` holding its
+//!   [`ConfigError`], before any attempt.
 //!
 //! # Example
 //!
@@ -63,18 +74,21 @@
 
 use std::error::Error as StdError;
 use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ::reqwest::{Request, Response};
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{Budget, Unlimited};
-use stagger_core::engine::{StopReason, Summary};
+use stagger_core::engine::{Attempt, StopReason, Summary};
+use stagger_core::policy::NoRetry;
 use stagger_core::{AnyConfig, ConfigError, Failure};
 
 use crate::Nested;
 use crate::clock::{SystemClock, WallClock};
 use crate::http::{classify_status, is_idempotent};
+use crate::notify::RetryEvent;
 
 /// Per-request settings, set as a request extension; what is `None` keeps the middleware's.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -121,14 +135,18 @@ impl RetryOverrides {
     }
 }
 
-/// Why a request ended in an error without a response or transport error to return: the
-/// deadline passed, or the run stopped before its first attempt.
-#[derive(Clone, Debug, PartialEq)]
+/// Why a request ended in an error rather than a response: the deadline passed, or the run
+/// stopped before its first attempt (a budget refused it, or the deadline was already spent).
+#[derive(Debug)]
+#[non_exhaustive]
 pub struct GaveUp {
     /// Why the run stopped.
     pub reason: StopReason,
     /// Attempts, time waited and elapsed.
     pub summary: Summary,
+    /// The client's error from the last attempt, if it ended in one; also the
+    /// [`source`](StdError::source) of this error.
+    pub last_error: Option<Error>,
 }
 
 impl fmt::Display for GaveUp {
@@ -137,20 +155,31 @@ impl fmt::Display for GaveUp {
     }
 }
 
-impl StdError for GaveUp {}
+impl StdError for GaveUp {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.last_error
+            .as_ref()
+            .map(|e| e as &(dyn StdError + 'static))
+    }
+}
 
 /// How one attempt failed.
 enum AttemptFailure {
-    /// A response the rules call a failure, with its kind.
-    Response(Response, Failure),
+    /// A response the rules call a failure, with its kind (the response itself is held
+    /// aside, so that it can be dropped while the run waits).
+    Response(Failure),
     /// The client's error, with its kind.
     Transport(Error, Failure),
+    /// The request could not be sent again. Not reachable: a streaming request gets one
+    /// attempt.
+    Unsendable,
 }
 
 impl AttemptFailure {
     const fn kind(&self) -> Failure {
         match self {
-            Self::Response(_, kind) | Self::Transport(_, kind) => *kind,
+            Self::Response(kind) | Self::Transport(_, kind) => *kind,
+            Self::Unsendable => Failure::Permanent,
         }
     }
 }
@@ -265,35 +294,44 @@ where
             .get::<RetryOverrides>()
             .copied()
             .unwrap_or_default();
-        // A body that cannot be cloned can be sent only once.
-        if request.try_clone().is_none() {
-            return next.run(request, extensions).await;
-        }
-        let policy = overrides
-            .policy
-            .unwrap_or(self.policy)
-            .policy()
-            .map_err(Error::middleware)?;
+        // A body that cannot be cloned can be sent only once: a run of one attempt, which
+        // still keeps the deadline and tells the budget.
+        let replayable = request.try_clone().is_some();
+        let config = if replayable {
+            overrides.policy.unwrap_or(self.policy)
+        } else {
+            AnyConfig::from(NoRetry::new())
+        };
+        let policy = config.policy().map_err(Error::middleware)?;
         let idempotent = overrides
             .idempotent
             .unwrap_or_else(|| is_idempotent(request.method(), request.headers()));
-        let shared: &Extensions = extensions;
-        let op = |_attempt| {
-            // Cloned above once already, so every clone succeeds; the fallback is never taken.
-            let attempt = request.try_clone();
-            let mut own = shared.clone();
+        // The last failed response, kept only until a retry is decided: dropping it then
+        // releases its connection during the wait. It is returned if the run gives up.
+        let held: Mutex<Option<Response>> = Mutex::new(None);
+        // The extensions as the last attempt left them, handed back to the caller.
+        let last_extensions: Mutex<Option<Extensions>> = Mutex::new(None);
+        let snapshot = extensions.clone();
+        let mut original = Some(request);
+        let op = |attempt: Attempt| {
+            let request = if replayable {
+                original.as_ref().and_then(Request::try_clone)
+            } else {
+                original.take()
+            };
+            let mut own = snapshot.clone();
+            own.insert(attempt);
             let next = next.clone();
+            let (held, last_extensions) = (&held, &last_extensions);
             async move {
-                let Some(attempt) = attempt else {
-                    return Err(AttemptFailure::Transport(
-                        Error::middleware(GaveUp {
-                            reason: StopReason::NotRetryable,
-                            summary: Summary::default(),
-                        }),
-                        Failure::Permanent,
-                    ));
+                // Never `None`: a replayable request clones every time, and a streaming one
+                // is asked for once.
+                let Some(request) = request else {
+                    return Err(AttemptFailure::Unsendable);
                 };
-                match next.run(attempt, &mut own).await {
+                let result = next.run(request, &mut own).await;
+                *lock(last_extensions) = Some(own);
+                match result {
                     Ok(response) => {
                         match classify_status(
                             response.status(),
@@ -301,7 +339,10 @@ where
                             self.wall.now(),
                         ) {
                             None => Ok(response),
-                            Some(kind) => Err(AttemptFailure::Response(response, kind)),
+                            Some(kind) => {
+                                *lock(held) = Some(response);
+                                Err(AttemptFailure::Response(kind))
+                            }
                         }
                     }
                     Err(error) => {
@@ -315,30 +356,44 @@ where
             .classify(AttemptFailure::kind)
             .idempotent(idempotent)
             .when_nested(self.nested)
-            .budget(self.budget.clone());
+            .budget(self.budget.clone())
+            .notify(|_: &RetryEvent<'_, AttemptFailure>| drop(lock(&held).take()));
         if let Some(timeout) = overrides.timeout.or(self.timeout) {
             run = run.timeout(timeout);
         }
         if let Some(limit) = self.max_server_wait {
             run = run.max_server_wait(limit);
         }
-        match run.await {
-            Ok(response) => Ok(response),
-            Err(stopped) => {
-                let reason = stopped.reason();
-                let summary = stopped.summary();
-                match stopped.into_last_error() {
-                    Some(AttemptFailure::Response(response, _))
-                        if reason != StopReason::Deadline =>
-                    {
-                        Ok(response)
-                    }
-                    Some(AttemptFailure::Transport(error, _)) if reason != StopReason::Deadline => {
-                        Err(error)
-                    }
-                    _ => Err(Error::middleware(GaveUp { reason, summary })),
-                }
+        let result = run.await;
+        if let Some(own) = lock(&last_extensions).take() {
+            *extensions = own;
+        }
+        let stopped = match result {
+            Ok(response) => return Ok(response),
+            Err(stopped) => stopped,
+        };
+        let (reason, summary) = (stopped.reason(), stopped.summary());
+        let gave_up = |last_error| {
+            Error::middleware(GaveUp {
+                reason,
+                summary,
+                last_error,
+            })
+        };
+        match stopped.into_last_error() {
+            Some(AttemptFailure::Response(_)) if reason != StopReason::Deadline => {
+                lock(&held).take().map_or_else(|| Err(gave_up(None)), Ok)
             }
+            Some(AttemptFailure::Transport(error, _)) if reason != StopReason::Deadline => {
+                Err(error)
+            }
+            Some(AttemptFailure::Transport(error, _)) => Err(gave_up(Some(error))),
+            _ => Err(gave_up(None)),
         }
     }
+}
+
+/// Locks `mutex`, recovering the value if a panic elsewhere poisoned it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -14,10 +14,10 @@ use std::time::Duration;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
 use stagger::budget::{Budget, TokenBucket, TokenBucketConfig};
 use stagger::clock::MonotonicClock;
-use stagger::engine::{Spent, StopReason};
+use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate};
 use stagger::reqwest::{GaveUp, RetryMiddleware, RetryOverrides};
-use stagger::{Clock, Failure, Timestamp};
+use stagger::{Clock, Failure, PolicyConfig, Timestamp};
 
 #[path = "support/server.rs"]
 mod server;
@@ -83,14 +83,21 @@ async fn a_429_with_an_http_date_retries_even_a_post() {
     bounded(async {
         let server = start_server().await;
         let client = client(RetryMiddleware::new(quick()).unwrap());
+        let clock = MonotonicClock::starting_now();
         let response = client
             .post(server.url("/throttled"))
             .body("order")
             .send()
             .await
             .unwrap();
-        // A 429 was refused before it was processed: safe to repeat even for a POST.
+        // A 429 was refused before it was processed: safe to repeat even for a POST. Its
+        // Retry-After is a date one second after the response's own Date: a 1 s floor.
         assert_eq!(response.status(), 200);
+        assert!(
+            elapsed(&clock) >= Duration::from_secs(1),
+            "{:?}",
+            elapsed(&clock)
+        );
         assert_eq!(
             server.log(),
             ["POST /throttled order", "POST /throttled order"]
@@ -211,6 +218,88 @@ async fn a_streaming_body_is_sent_once_whatever_the_failure() {
             .unwrap();
         assert_eq!(response.status(), 503);
         assert_eq!(server.log(), ["POST /orders-streamed stream"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_streaming_body_still_keeps_the_deadline() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let chunks: Vec<Result<&'static str, std::io::Error>> = vec![Ok("stream")];
+        let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+        let clock = MonotonicClock::starting_now();
+        let error = client
+            .post(server.url("/stall"))
+            .with_extension(RetryOverrides::new().timeout(Duration::from_millis(300)))
+            .body(body)
+            .send()
+            .await
+            .unwrap_err();
+        let took = elapsed(&clock);
+        let gave_up = gave_up(&error);
+        assert_eq!(gave_up.reason, StopReason::Deadline);
+        assert_eq!(gave_up.summary.attempts, 1);
+        assert!(took < Duration::from_secs(2), "stopped after {took:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn inside_another_executors_attempt_a_request_makes_one_attempt() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let outer = Immediate::new().with_max_attempts(2).policy().unwrap();
+        let result = stagger::retry(outer, |_| async {
+            let response = client.get(server.url("/always503")).send().await;
+            match response {
+                Ok(r) if r.status().is_success() => Ok(()),
+                _ => Err(()),
+            }
+        })
+        .classify(|_: &()| Failure::Retryable)
+        .await;
+        assert!(result.is_err());
+        // Two outer attempts of one inner attempt each, not 2 x 4.
+        assert_eq!(server.count("/always503"), 2);
+    })
+    .await;
+}
+
+/// Marks the extensions with the number of the attempt it saw.
+#[derive(Clone, Debug, PartialEq)]
+struct SawAttempt(Option<u32>);
+
+fn recorder<'a>(
+    request: reqwest::Request,
+    extensions: &'a mut http::Extensions,
+    next: reqwest_middleware::Next<'a>,
+) -> std::pin::Pin<
+    Box<dyn Future<Output = reqwest_middleware::Result<reqwest::Response>> + Send + 'a>,
+> {
+    let number = extensions.get::<Attempt>().map(|a| a.number);
+    extensions.insert(SawAttempt(number));
+    next.run(request, extensions)
+}
+
+#[tokio::test]
+async fn each_attempt_sees_its_number_and_the_caller_gets_the_last_extensions() {
+    bounded(async {
+        let server = start_server().await;
+        let client = ClientBuilder::new(reqwest::Client::new())
+            .with(RetryMiddleware::new(quick()).unwrap())
+            .with(recorder)
+            .build();
+        let request = client.get(server.url("/always503")).build().unwrap();
+        let mut extensions = http::Extensions::new();
+        let response = client
+            .execute_with_extensions(request, &mut extensions)
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(extensions.get::<SawAttempt>(), Some(&SawAttempt(Some(4))));
     })
     .await;
 }

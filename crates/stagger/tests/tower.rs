@@ -27,7 +27,7 @@ use stagger::budget::Budget;
 use stagger::clock::MonotonicClock;
 use stagger::engine::{Spent, StopReason};
 use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
-use stagger::tower::{Idempotent, RetryBody, RetryLayer, RetryReport, Timeout};
+use stagger::tower::{Idempotent, RequestTimeout, RetryBody, RetryLayer, RetryReport};
 use stagger::{Clock, Failure, Nested, PolicyConfig, RetryError, Timestamp};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -236,7 +236,7 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
         let mut request = get(server.url("/slow"));
         request
             .extensions_mut()
-            .insert(Timeout(Duration::from_millis(300)));
+            .insert(RequestTimeout(Duration::from_millis(300)));
         let error = send(&mut service, request).await.unwrap_err();
         let took = elapsed(&clock);
 

@@ -18,7 +18,7 @@ use tower_service::Service;
 
 use super::body::{Buffer, RetryBody, Source};
 use super::classify::{ClassifyResponse, MakePolicy};
-use super::{AttemptError, Idempotent, RetryReport, Settings, Timeout};
+use super::{AttemptError, Idempotent, RequestTimeout, RetryReport, Settings};
 use crate::classify::Classifier;
 use crate::http::is_idempotent;
 use crate::nesting;
@@ -232,7 +232,7 @@ where
                         .with_nested(nested);
                     let timeout = parts
                         .extensions
-                        .get::<Timeout>()
+                        .get::<RequestTimeout>()
                         .map(|t| t.0)
                         .or(settings.timeout);
                     if let Some(timeout) = timeout {

@@ -6,7 +6,7 @@
 //! [`stagger::retry`](crate::retry):
 //!
 //! - **One deadline per request** ([`timeout`](RetryLayer::timeout), or a request's own
-//!   [`Timeout`] extension), across its attempts and the waits between them. An attempt
+//!   [`RequestTimeout`] extension), across its attempts and the waits between them. An attempt
 //!   still in flight when it passes is cancelled, by dropping the inner service's future. A
 //!   wait that would not fit is not started.
 //! - **Responses are classified** with the [HTTP classifier](crate::http) by default: 408,
@@ -138,7 +138,7 @@ pub struct Idempotent(pub bool);
 /// A request extension that gives this request its own end-to-end timeout, in place of the
 /// layer's [`timeout`](RetryLayer::timeout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Timeout(pub Duration);
+pub struct RequestTimeout(pub Duration);
 
 /// A response extension: what the layer did for this response's request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
