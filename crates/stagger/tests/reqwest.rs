@@ -397,3 +397,39 @@ fn an_invalid_policy_is_refused_by_name() {
     let err = RetryMiddleware::new(quick().with_max_attempts(0)).unwrap_err();
     assert_eq!(err.param(), Some("max_attempts"));
 }
+
+#[tokio::test]
+async fn a_spent_deadline_sends_nothing_and_a_bad_override_is_a_typed_error() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(RetryMiddleware::new(quick()).unwrap());
+        let error = client
+            .get(server.url("/never"))
+            .with_extension(RetryOverrides::new().timeout(Duration::ZERO))
+            .send()
+            .await
+            .unwrap_err();
+        let gave_up = gave_up(&error);
+        assert_eq!(gave_up.reason, StopReason::Deadline);
+        assert_eq!(gave_up.summary.attempts, 0);
+        assert!(gave_up.last_error.is_none());
+
+        let error = client
+            .get(server.url("/never"))
+            .with_extension(RetryOverrides::new().policy(quick().with_max_attempts(0)))
+            .send()
+            .await
+            .unwrap_err();
+        match &error {
+            Error::Middleware(e) => {
+                let config = e
+                    .downcast_ref::<stagger::ConfigError>()
+                    .expect("a ConfigError");
+                assert_eq!(config.param(), Some("max_attempts"));
+            }
+            Error::Reqwest(e) => panic!("expected a ConfigError, got {e}"),
+        }
+        assert_eq!(server.count("/never"), 0);
+    })
+    .await;
+}
