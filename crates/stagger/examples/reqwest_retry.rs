@@ -19,9 +19,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use stagger::Clock;
+    use stagger::RetryReport;
     use stagger::budget::{TokenBucket, TokenBucketConfig};
-    use stagger::clock::MonotonicClock;
     use stagger::policy::ExponentialFullJitter;
     use stagger::reqwest::{RetryMiddleware, RetryOverrides};
 
@@ -39,10 +38,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build();
 
     // A GET that meets a 503 with Retry-After: 1 is retried, no sooner than a second later.
-    let clock = MonotonicClock::starting_now();
     let response = client.get(format!("http://{addr}/busy")).send().await?;
-    let took = clock.now().since_origin();
-    println!("GET /busy: {} after {took:.2?}", response.status());
+    // Every response says what the middleware did for it.
+    if let Some(report) = response.extensions().get::<RetryReport>() {
+        println!("GET /busy: {} after {}", response.status(), report.summary);
+    }
 
     // A POST that meets a 503 is not retried: the server may have acted on it.
     let response = client

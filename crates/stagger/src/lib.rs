@@ -12,6 +12,8 @@ pub mod clock;
 pub mod http;
 mod nesting;
 pub mod notify;
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+mod report;
 #[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
 pub mod reqwest;
 mod retry;
@@ -22,6 +24,8 @@ pub mod tower;
 mod trace;
 
 pub use classify::{Classifier, Classify};
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub use report::RetryReport;
 pub use retry::{Nested, Outcome, ResultFuture, Retry, RetryFuture, Retryable, retry};
 pub use retry_error::RetryError;
 

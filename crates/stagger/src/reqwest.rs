@@ -42,6 +42,8 @@
 //! - A response the rules do not call a failure: `Ok(response)`, as without the middleware.
 //! - The last response when the run gives up for any reason but the deadline (the 503 after
 //!   the last attempt, a POST's 503, a `Retry-After` too long to honour): `Ok(response)`.
+//! - Either response carries a [`RetryReport`] in its extensions: attempts, time waited and
+//!   elapsed, and why the run gave up, if it did.
 //! - The last transport error, when the last attempt ended in one: `Err(Error::Reqwest(..))`.
 //! - When the deadline passes (a response that arrives at or after it included), or the run
 //!   stopped before any attempt: `Err(Error::Middleware(..))` holding a [`GaveUp`] with the
@@ -89,6 +91,7 @@ use crate::Nested;
 use crate::clock::{SystemClock, WallClock};
 use crate::http::{classify_status, is_idempotent};
 use crate::notify::RetryEvent;
+use crate::report::RetryReport;
 
 /// Per-request settings, set as a request extension; what is `None` keeps the middleware's.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -364,12 +367,19 @@ where
         if let Some(limit) = self.max_server_wait {
             run = run.max_server_wait(limit);
         }
-        let result = run.await;
+        let outcome = run.outcome().await;
         if let Some(own) = lock(&last_extensions).take() {
             *extensions = own;
         }
-        let stopped = match result {
-            Ok(response) => return Ok(response),
+        let report = |mut response: Response, gave_up| {
+            response.extensions_mut().insert(RetryReport {
+                summary: outcome.summary,
+                gave_up,
+            });
+            response
+        };
+        let stopped = match outcome.result {
+            Ok(response) => return Ok(report(response, None)),
             Err(stopped) => stopped,
         };
         let (reason, summary) = (stopped.reason(), stopped.summary());
@@ -381,9 +391,9 @@ where
             })
         };
         match stopped.into_last_error() {
-            Some(AttemptFailure::Response(_)) if reason != StopReason::Deadline => {
-                lock(&held).take().map_or_else(|| Err(gave_up(None)), Ok)
-            }
+            Some(AttemptFailure::Response(_)) if reason != StopReason::Deadline => lock(&held)
+                .take()
+                .map_or_else(|| Err(gave_up(None)), |r| Ok(report(r, Some(reason)))),
             Some(AttemptFailure::Transport(error, _)) if reason != StopReason::Deadline => {
                 Err(error)
             }

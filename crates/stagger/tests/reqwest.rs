@@ -17,7 +17,7 @@ use stagger::clock::MonotonicClock;
 use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate};
 use stagger::reqwest::{GaveUp, RetryMiddleware, RetryOverrides};
-use stagger::{Clock, Failure, PolicyConfig, Timestamp};
+use stagger::{Clock, Failure, PolicyConfig, RetryReport, Timestamp};
 
 #[path = "support/server.rs"]
 mod server;
@@ -52,6 +52,13 @@ fn elapsed(clock: &MonotonicClock) -> Duration {
     clock.now().since_origin()
 }
 
+fn report(response: &reqwest::Response) -> RetryReport {
+    *response
+        .extensions()
+        .get::<RetryReport>()
+        .expect("the middleware reports on every response")
+}
+
 fn gave_up(error: &Error) -> &GaveUp {
     match error {
         Error::Middleware(e) => e.downcast_ref::<GaveUp>().expect("a GaveUp"),
@@ -67,6 +74,9 @@ async fn a_503_with_retry_after_is_retried_no_sooner_than_asked() {
         let clock = MonotonicClock::starting_now();
         let response = client.get(server.url("/busy")).send().await.unwrap();
         assert_eq!(response.status(), 200);
+        let report = report(&response);
+        assert_eq!((report.summary.attempts, report.gave_up), (2, None));
+        assert!(report.summary.waited >= Duration::from_secs(1));
         assert_eq!(server.log(), ["GET /busy", "GET /busy"]);
         // The policy alone would wait at most 1 ms; the server asked for a second.
         assert!(
@@ -312,6 +322,9 @@ async fn a_request_may_bring_its_own_policy_and_the_last_response_comes_back() {
         let response = client.get(server.url("/always503")).send().await.unwrap();
         assert_eq!(response.status(), 503);
         assert_eq!(server.count("/always503"), 4);
+        let report = report(&response);
+        assert_eq!(report.summary.attempts, 4);
+        assert_eq!(report.gave_up, Some(StopReason::AttemptLimit));
 
         let two = Immediate::new().with_max_attempts(2);
         let response = client

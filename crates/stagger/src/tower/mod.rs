@@ -56,8 +56,9 @@
 //! - When the deadline passes, or the last attempt failed with an error of the inner service:
 //!   `Err(`[`RetryError`]`)`, with the reason, the summary, and the inner service's last error,
 //!   if the last attempt ended in one. An error from the inner service's `poll_ready` is a
-//!   `RetryError` too, with one attempt and [`StopReason::NotRetryable`]: tower treats a
-//!   service whose readiness failed as unusable.
+//!   `RetryError` too, with one attempt and
+//!   [`StopReason::NotRetryable`](stagger_core::engine::StopReason::NotRetryable): tower
+//!   treats a service whose readiness failed as unusable.
 //!
 //! Each attempt's request carries its [`Attempt`](stagger_core::engine::Attempt) as an
 //! extension: its number and the time left before the deadline, to propagate downstream.
@@ -110,7 +111,7 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use stagger_core::engine::{Budget, DEFAULT_MAX_SERVER_WAIT, StopReason, Summary, Unlimited};
+use stagger_core::engine::{Budget, DEFAULT_MAX_SERVER_WAIT, Unlimited};
 use stagger_core::{AnyConfig, Clock, ConfigError};
 use tower_layer::Layer;
 use tower_service::Service;
@@ -140,15 +141,7 @@ pub struct Idempotent(pub bool);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RequestTimeout(pub Duration);
 
-/// A response extension: what the layer did for this response's request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RetryReport {
-    /// Attempts made, time waited, time elapsed, and the last failure's kind.
-    pub summary: Summary,
-    /// Why the layer gave up and returned this (failed) response; `None` on success.
-    pub gave_up: Option<StopReason>,
-}
+pub use crate::report::RetryReport;
 
 /// What an attempt failed with, as a hook given to [`notify`](RetryLayer::notify) sees it.
 #[derive(Debug)]
