@@ -446,3 +446,60 @@ async fn a_spent_deadline_sends_nothing_and_a_bad_override_is_a_typed_error() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_server_wait_beyond_the_limit_returns_the_response_at_once() {
+    bounded(async {
+        let server = start_server().await;
+        let client = client(
+            RetryMiddleware::new(quick())
+                .unwrap()
+                .max_server_wait(Duration::from_millis(500)),
+        );
+        let clock = MonotonicClock::starting_now();
+        let response = client.get(server.url("/busy")).send().await.unwrap();
+        // The server asked for 1 s, more than this client honours: no wait, no retry.
+        assert_eq!(response.status(), 503);
+        assert!(elapsed(&clock) < Duration::from_millis(500));
+        assert_eq!(server.count("/busy"), 1);
+        assert!(matches!(
+            report(&response).gave_up,
+            Some(StopReason::ServerWaitTooLong { .. })
+        ));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_client_timeout_is_retried_for_a_get_but_not_for_a_post() {
+    bounded(async {
+        let server = start_server().await;
+        let timing_out = reqwest::Client::builder()
+            .timeout(Duration::from_millis(100))
+            .build()
+            .unwrap();
+        let client = ClientBuilder::new(timing_out)
+            .with(RetryMiddleware::new(quick()).unwrap())
+            .build();
+        let error = client.get(server.url("/stall")).send().await.unwrap_err();
+        match &error {
+            Error::Reqwest(e) => assert!(e.is_timeout(), "{e}"),
+            Error::Middleware(e) => panic!("expected the client's timeout, got {e}"),
+        }
+        assert_eq!(server.count("/stall"), 4);
+
+        // A timed-out POST may have been processed: it is not sent again.
+        let error = client
+            .post(server.url("/stall-post"))
+            .body("x")
+            .send()
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, Error::Reqwest(e) if e.is_timeout()),
+            "{error}"
+        );
+        assert_eq!(server.count("/stall-post"), 1);
+    })
+    .await;
+}

@@ -84,7 +84,7 @@ impl Server {
 ///   response; then 200.
 /// - `/orders...`: 503, then 201. Bodies are logged.
 /// - `/always503`: 503.
-/// - `/stall`: every response takes 5 s.
+/// - `/stall...`: every response takes 5 s.
 pub(crate) async fn start_server() -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = Server {
@@ -197,7 +197,7 @@ async fn respond(
         (p, 1) if p.starts_with("/orders") => response(503),
         (p, _) if p.starts_with("/orders") => response(201),
         ("/always503", _) => response(503),
-        ("/stall", _) => {
+        (p, _) if p.starts_with("/stall") => {
             tokio::time::sleep(Duration::from_secs(5)).await;
             response(200)
         }
