@@ -6,6 +6,11 @@ use std::collections::BinaryHeap;
 /// Time in the simulation: integer nanoseconds since the start of the run.
 pub type Nanos = u64;
 
+/// `d` in nanoseconds, saturating at [`Nanos::MAX`] (about 584 years).
+pub(crate) fn nanos(d: std::time::Duration) -> Nanos {
+    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
+}
+
 /// A queue of events of type `E`, popped in order of `(time, sequence)`: earliest first, and
 /// in insertion order among equal times. Nothing depends on the order of a hash map, so a run
 /// is reproducible to the byte.

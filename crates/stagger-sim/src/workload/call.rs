@@ -1,7 +1,6 @@
 //! One simulated request, driven by the real engine on the simulated clock.
 
 use std::rc::Rc;
-use std::time::Duration;
 
 use stagger_core::budget::Budget;
 use stagger_core::engine::{Run, RunOptions};
@@ -9,7 +8,7 @@ use stagger_core::{Failure, Policy, SeededRng, Timestamp};
 
 use crate::error::SimError;
 use crate::metrics::Metrics;
-use crate::queue::Nanos;
+use crate::queue::{Nanos, nanos};
 use crate::strategy::Strategy;
 
 /// A request in flight: its engine run and when it started.
@@ -28,10 +27,6 @@ pub(crate) enum Next {
 
 fn at(ns: Nanos) -> Timestamp {
     Timestamp::from_nanos(ns)
-}
-
-fn ns(d: Duration) -> Nanos {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl Call {
@@ -90,7 +85,7 @@ impl Call {
                 }
             },
             Err(failure) => match self.run.failed(at(now), failure) {
-                Ok(retry) => Next::RetryAt(now.saturating_add(ns(retry.delay))),
+                Ok(retry) => Next::RetryAt(now.saturating_add(nanos(retry.delay))),
                 Err(stopped) => {
                     metrics.gave_up(stopped.reason);
                     Next::Done

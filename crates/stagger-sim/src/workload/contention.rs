@@ -85,11 +85,11 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{AnyConfig, Failure, Param, PolicyKind, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind};
+use super::{Overrides, Workload, WorkloadKind, check_window};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::Nanos;
+use crate::queue::{Nanos, nanos};
 use crate::strategy::{SimPolicy, Strategy};
 
 /// The contention workload's parameters.
@@ -408,10 +408,6 @@ fn send(c: usize, at: Nanos, net: &mut Network<'_>, read_at: &mut [Nanos], pendi
     pending.schedule(c, read_at[c].saturating_add(net.hop2()));
 }
 
-fn nanos(d: Duration) -> Nanos {
-    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
-}
-
 impl Workload for Contention {
     const KIND: WorkloadKind = WorkloadKind::Contention;
 
@@ -441,12 +437,7 @@ impl Workload for Contention {
                 limit: Self::MAX_WORK.to_string(),
             });
         }
-        if self.window.is_zero() {
-            return Err(SimError::Invalid {
-                param: "window",
-                allowed: "longer than 0",
-            });
-        }
+        check_window(self.window)?;
         Ok(())
     }
 

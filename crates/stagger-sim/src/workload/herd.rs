@@ -17,11 +17,11 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind};
+use super::{Overrides, Workload, WorkloadKind, check_clients, check_window};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos};
+use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
 
 /// The herd's parameters.
@@ -68,30 +68,14 @@ impl Workload for Herd {
     }
 
     fn validate(&self) -> Result<(), SimError> {
-        if self.clients == 0 {
-            return Err(SimError::Invalid {
-                param: "clients",
-                allowed: "at least 1",
-            });
-        }
-        if self.clients > Self::MAX_CLIENTS {
-            return Err(SimError::TooLarge {
-                what: "clients",
-                limit: Self::MAX_CLIENTS.to_string(),
-            });
-        }
-        if self.window.is_zero() {
-            return Err(SimError::Invalid {
-                param: "window",
-                allowed: "longer than 0",
-            });
-        }
+        check_clients(self.clients, Self::MAX_CLIENTS)?;
+        check_window(self.window)?;
         Ok(())
     }
 
     fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
         let mut metrics = self.simulate(strategy, seed)?;
-        let window = u64::try_from(self.window.as_nanos()).unwrap_or(Nanos::MAX);
+        let window = nanos(self.window);
         Ok(metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),
@@ -115,9 +99,7 @@ impl Herd {
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
         let metrics = self.simulate(strategy, seed)?;
-        let bucket = u64::try_from(bucket.as_nanos())
-            .unwrap_or(Nanos::MAX)
-            .max(1);
+        let bucket = nanos(bucket).max(1);
         let len = usize::try_from(until.as_nanos() / u128::from(bucket))
             .unwrap_or(0)
             .min(1 << 20);

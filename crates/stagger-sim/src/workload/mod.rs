@@ -128,6 +128,57 @@ pub trait Workload: Default {
     fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError>;
 }
 
+/// Checks a failure probability.
+pub(crate) fn check_failure_rate(x: f64) -> Result<(), SimError> {
+    if (0.0..=1.0).contains(&x) {
+        Ok(())
+    } else {
+        Err(SimError::Invalid {
+            param: "failure_rate",
+            allowed: "a probability in [0, 1]",
+        })
+    }
+}
+
+/// Checks a number of clients.
+pub(crate) fn check_clients(clients: u64, max: u64) -> Result<(), SimError> {
+    if clients == 0 {
+        return Err(SimError::Invalid {
+            param: "clients",
+            allowed: "at least 1",
+        });
+    }
+    if clients > max {
+        return Err(SimError::TooLarge {
+            what: "clients",
+            limit: max.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a run's duration.
+pub(crate) fn check_duration(d: Duration) -> Result<(), SimError> {
+    if d.is_zero() || d > Duration::from_secs(86_400) {
+        return Err(SimError::Invalid {
+            param: "duration",
+            allowed: "longer than 0 and at most a day",
+        });
+    }
+    Ok(())
+}
+
+/// Checks the window of the peak retry share.
+pub(crate) fn check_window(window: Duration) -> Result<(), SimError> {
+    if window.is_zero() {
+        return Err(SimError::Invalid {
+            param: "window",
+            allowed: "longer than 0",
+        });
+    }
+    Ok(())
+}
+
 /// A workload by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]

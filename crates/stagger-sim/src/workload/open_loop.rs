@@ -34,11 +34,14 @@ use stagger_core::policy::{Immediate, NoRetry};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind};
+use super::{
+    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
+    check_window,
+};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos};
+use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
 
 const SECOND: Nanos = 1_000_000_000;
@@ -140,50 +143,6 @@ enum Event {
     Answer(u32, bool),
 }
 
-pub(super) fn nanos(d: Duration) -> Nanos {
-    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
-}
-
-/// Checks a failure probability.
-pub(super) fn check_failure_rate(x: f64) -> Result<(), SimError> {
-    if (0.0..=1.0).contains(&x) {
-        Ok(())
-    } else {
-        Err(SimError::Invalid {
-            param: "failure_rate",
-            allowed: "a probability in [0, 1]",
-        })
-    }
-}
-
-/// Checks a number of clients.
-pub(super) fn check_clients(clients: u64, max: u64) -> Result<(), SimError> {
-    if clients == 0 {
-        return Err(SimError::Invalid {
-            param: "clients",
-            allowed: "at least 1",
-        });
-    }
-    if clients > max {
-        return Err(SimError::TooLarge {
-            what: "clients",
-            limit: max.to_string(),
-        });
-    }
-    Ok(())
-}
-
-/// Checks a run's duration.
-pub(super) fn check_duration(d: Duration) -> Result<(), SimError> {
-    if d.is_zero() || d > Duration::from_secs(86_400) {
-        return Err(SimError::Invalid {
-            param: "duration",
-            allowed: "longer than 0 and at most a day",
-        });
-    }
-    Ok(())
-}
-
 /// Sends an attempt of `call` at `now`, if the engine lets it: the time its answer comes back
 /// and whether it succeeded, both drawn from the client's `server` generator.
 pub(super) fn send(
@@ -229,12 +188,7 @@ impl Workload for OpenLoop {
         }
         check_duration(self.duration)?;
         check_failure_rate(self.failure_rate)?;
-        if self.window.is_zero() {
-            return Err(SimError::Invalid {
-                param: "window",
-                allowed: "longer than 0",
-            });
-        }
+        check_window(self.window)?;
         if self.clients as f64 * self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "clients x rate x duration",

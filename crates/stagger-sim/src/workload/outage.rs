@@ -24,11 +24,11 @@ use stagger_core::engine::RunOptions;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind};
+use super::{Overrides, Workload, WorkloadKind, check_window};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos};
+use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
 
 const SECOND: Nanos = 1_000_000_000;
@@ -88,10 +88,6 @@ impl Outage {
     pub const MAX_REQUESTS: f64 = 1e7;
 }
 
-fn nanos(d: Duration) -> Nanos {
-    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
-}
-
 impl Workload for Outage {
     const KIND: WorkloadKind = WorkloadKind::Outage;
 
@@ -146,12 +142,7 @@ impl Workload for Outage {
                 allowed: "at most a day",
             });
         }
-        if self.window.is_zero() {
-            return Err(SimError::Invalid {
-                param: "window",
-                allowed: "longer than 0",
-            });
-        }
+        check_window(self.window)?;
         Ok(())
     }
 

@@ -31,12 +31,15 @@ use stagger_core::engine::RunOptions;
 use stagger_core::policy::{Exponential, Immediate};
 
 use super::call::{Call, Next};
-use super::open_loop::{check_clients, check_duration, check_failure_rate, nanos, result, send};
-use super::{Overrides, Workload, WorkloadKind};
+use super::open_loop::{result, send};
+use super::{
+    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
+    check_window,
+};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos};
+use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
 
 /// The serial workload's parameters.
@@ -183,12 +186,7 @@ impl Workload for Serial {
         check_clients(self.clients, Self::MAX_CLIENTS)?;
         check_duration(self.duration)?;
         check_failure_rate(self.failure_rate)?;
-        if self.window.is_zero() {
-            return Err(SimError::Invalid {
-                param: "window",
-                allowed: "longer than 0",
-            });
-        }
+        check_window(self.window)?;
         let rtt = mean_floor(&self.rtt);
         if rtt < 1.0 {
             return Err(SimError::Invalid {

@@ -88,11 +88,11 @@ use stagger_core::policy::{ExponentialFullJitter, Immediate};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind};
+use super::{Overrides, Workload, WorkloadKind, check_window};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos};
+use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
 
 const SECOND: Nanos = 1_000_000_000;
@@ -340,10 +340,6 @@ struct Shape {
     trigger_end: Option<Duration>,
 }
 
-fn nanos(d: Duration) -> Nanos {
-    u64::try_from(d.as_nanos()).unwrap_or(Nanos::MAX)
-}
-
 fn check_rate(rate: f64, factor: f64, factor_name: &'static str) -> Result<(), SimError> {
     if !(rate.is_finite() && rate > 0.0 && rate <= 1e6) {
         return Err(SimError::Invalid {
@@ -372,13 +368,7 @@ fn check_common(
             allowed: min_text,
         });
     }
-    if window.is_zero() {
-        return Err(SimError::Invalid {
-            param: "window",
-            allowed: "longer than 0",
-        });
-    }
-    Ok(())
+    check_window(window)
 }
 
 fn check_size(load: &Load, duration: Duration) -> Result<(), SimError> {
