@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use stagger_core::Failure;
-use stagger_core::engine::Stopped;
+use stagger_core::engine::{Retry, Stopped};
 
 /// A retry about to happen: after attempt `attempt` failed with `error`, the executor waits
 /// `delay` before the next one.
@@ -49,4 +49,23 @@ impl<E, F: FnMut(&RetryEvent<'_, E>)> Notify<E> for F {
     fn notify(&mut self, event: &RetryEvent<'_, E>) {
         self(event);
     }
+}
+
+/// Announces a retry about to happen, after `error` classified as `failure`: to the trace,
+/// then to the hook.
+pub(crate) fn retrying<E, N: Notify<E>>(
+    notify: &mut N,
+    retry: &Retry,
+    error: &E,
+    failure: Failure,
+) {
+    crate::trace::retrying(retry, &failure);
+    notify.notify(&RetryEvent {
+        attempt: retry.attempt,
+        error,
+        failure,
+        delay: retry.delay,
+        elapsed: retry.elapsed,
+        remaining: retry.remaining,
+    });
 }

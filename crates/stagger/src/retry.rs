@@ -19,7 +19,7 @@ use stagger_core::{Clock, Failure, Policy, Timestamp};
 use crate::classify::{ByKind, Classifier};
 use crate::clock::DefaultClock;
 use crate::nesting;
-use crate::notify::{Notify, RetryEvent};
+use crate::notify::{self, Notify};
 use crate::retry_error::RetryError;
 use crate::sleep::{DefaultSleeper, Sleeper};
 use crate::trace;
@@ -501,15 +501,7 @@ where
         if retry.server_wait.is_none() {
             self.resume_at = Some(now.saturating_add(retry.delay));
         }
-        trace::retrying(&retry, &failure);
-        self.notify.notify(&RetryEvent {
-            attempt: retry.attempt,
-            error,
-            failure,
-            delay: retry.delay,
-            elapsed: retry.elapsed,
-            remaining: retry.remaining,
-        });
+        notify::retrying(&mut self.notify, &retry, error, failure);
         Ok(retry)
     }
 }

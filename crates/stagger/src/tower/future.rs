@@ -10,9 +10,7 @@ use http::request::Parts;
 use http::{Request, Response};
 use http_body::Body;
 use pin_project_lite::pin_project;
-use stagger_core::engine::{
-    Budget, Retry as Planned, Run, RunOptions, StopReason, Stopped, Summary,
-};
+use stagger_core::engine::{Budget, Run, RunOptions, StopReason, Stopped, Summary};
 use stagger_core::{Clock, Failure, Policy, Timestamp};
 use tower_service::Service;
 
@@ -22,7 +20,7 @@ use super::{AttemptError, Idempotent, RequestTimeout, RetryReport, Settings};
 use crate::classify::Classifier;
 use crate::http::is_idempotent;
 use crate::nesting;
-use crate::notify::{Notify, RetryEvent};
+use crate::notify::{self, Notify};
 use crate::retry::Nested;
 use crate::retry_error::RetryError;
 use crate::sleep::Sleeper;
@@ -589,7 +587,7 @@ where
     let status = AttemptError::Status(response.status());
     match run.failed(now, failure) {
         Ok(retry) => {
-            retrying(notify, &retry, &status, failure);
+            notify::retrying(notify, &retry, &status, failure);
             Step::Retry(retry.delay)
         }
         Err(stopped) if stopped.reason == StopReason::Deadline => {
@@ -622,7 +620,7 @@ where
     let error = AttemptError::Inner(error);
     match run.failed(now, failure) {
         Ok(retry) => {
-            retrying(notify, &retry, &error, failure);
+            notify::retrying(notify, &retry, &error, failure);
             *last_error = error.into_inner();
             Step::Retry(retry.delay)
         }
@@ -652,24 +650,6 @@ where
         Ok(retry) => Step::Retry(retry.delay),
         Err(stopped) => Step::Finish(Err(give_up(notify, stopped, last_error.take()))),
     }
-}
-
-/// Tells the hook and the trace of a retry about to happen.
-fn retrying<E, N: Notify<AttemptError<E>>>(
-    notify: &mut N,
-    retry: &Planned,
-    error: &AttemptError<E>,
-    failure: Failure,
-) {
-    trace::retrying(retry, &failure);
-    notify.notify(&RetryEvent {
-        attempt: retry.attempt,
-        error,
-        failure,
-        delay: retry.delay,
-        elapsed: retry.elapsed,
-        remaining: retry.remaining,
-    });
 }
 
 /// The error of a run that gave up without a response to return.
