@@ -299,7 +299,7 @@ where
             .unwrap_or_default();
         // A body that cannot be cloned can be sent only once: a run of one attempt, which
         // still keeps the deadline and tells the budget.
-        let replayable = request.try_clone().is_some();
+        let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
         let config = if replayable {
             overrides.policy.unwrap_or(self.policy)
         } else {
