@@ -13,8 +13,8 @@ use std::time::Duration;
 use divan::Bencher;
 use stagger::SeededRng;
 use stagger::budget::{
-    Breaker, BreakerConfig, Budget, GrpcThrottle, GrpcThrottleConfig, Ratio, RatioConfig,
-    SreAdaptive, SreAdaptiveConfig, TokenBucket, TokenBucketConfig,
+    Breaker, BreakerBudget, Budget, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget,
+    SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
 use stagger::{Clock, Failure, MonotonicClock, Timestamp};
 use tower::retry::budget::{Budget as _, TpsBudget};
@@ -25,8 +25,8 @@ fn main() {
 
 /// The ratio budget at Finagle's defaults, with a generous percentage so that withdrawals
 /// keep succeeding (the cost of a refusal is not what is measured).
-fn finagle() -> Ratio {
-    Ratio::new(RatioConfig::FINAGLE.with_percent(1.0)).expect("valid bench budget")
+fn finagle() -> RatioBudget {
+    RatioBudget::new(Ratio::FINAGLE.with_percent(1.0)).expect("valid bench budget")
 }
 
 fn tower_tps() -> TpsBudget {
@@ -57,7 +57,7 @@ fn stagger_finagle_with_clock(bencher: Bencher) {
 /// stagger's `aws-standard` token bucket: a withdrawal (a retry) and a refund (its success).
 #[divan::bench(threads = [1, 2])]
 fn stagger_token_bucket(bencher: Bencher) {
-    let budget = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).expect("valid bench budget");
+    let budget = TokenBucketBudget::new(TokenBucket::AWS_STANDARD).expect("valid bench budget");
     bencher.bench(|| {
         let spent = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
         budget.on_success(Timestamp::ZERO, spent);
@@ -78,7 +78,7 @@ fn tower_tps_budget(bencher: Bencher) {
 /// stagger's `grpc-throttle`: a success (deposit) and a retry check (withdrawal).
 #[divan::bench(threads = [1, 2])]
 fn stagger_grpc_throttle(bencher: Bencher) {
-    let budget = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).expect("valid bench budget");
+    let budget = GrpcThrottleBudget::new(GrpcThrottle::DEFAULT).expect("valid bench budget");
     bencher.bench(|| {
         budget.on_success(Timestamp::ZERO, None);
         divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
@@ -89,7 +89,7 @@ fn stagger_grpc_throttle(bencher: Bencher) {
 /// then an accepted success. Every call accepted, so no draw is needed.
 #[divan::bench(threads = [1, 2])]
 fn stagger_sre_adaptive(bencher: Bencher) {
-    let budget = SreAdaptive::new(SreAdaptiveConfig::DEFAULT, SeededRng::new(1)).expect("valid");
+    let budget = SreAdaptiveBudget::new(SreAdaptive::DEFAULT, SeededRng::new(1)).expect("valid");
     bencher.bench(|| {
         budget.admit(Timestamp::ZERO);
         let spent = budget.try_retry(Timestamp::ZERO, &Failure::Retryable);
@@ -101,7 +101,7 @@ fn stagger_sre_adaptive(bencher: Bencher) {
 /// stagger's `breaker` (cumulative): a success recorded, then a retry check.
 #[divan::bench(threads = [1, 2])]
 fn stagger_breaker(bencher: Bencher) {
-    let budget = Breaker::new(BreakerConfig::DEFAULT).expect("valid bench budget");
+    let budget = BreakerBudget::new(Breaker::DEFAULT).expect("valid bench budget");
     bencher.bench(|| {
         budget.on_success(Timestamp::ZERO, None);
         divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))
@@ -111,8 +111,8 @@ fn stagger_breaker(bencher: Bencher) {
 /// stagger's `breaker`, windowed over 60 s: a success recorded, then a retry check.
 #[divan::bench(threads = [1, 2])]
 fn stagger_breaker_windowed(bencher: Bencher) {
-    let config = BreakerConfig::DEFAULT.with_window(Some(Duration::from_secs(60)));
-    let budget = Breaker::new(config).expect("valid bench budget");
+    let config = Breaker::DEFAULT.with_window(Some(Duration::from_secs(60)));
+    let budget = BreakerBudget::new(config).expect("valid bench budget");
     bencher.bench(|| {
         budget.on_success(Timestamp::ZERO, None);
         divan::black_box(budget.try_retry(Timestamp::ZERO, &Failure::Retryable))

@@ -43,7 +43,9 @@ pub mod schedule;
 pub use clock::{Clock, ManualClock, MonotonicClock, Timestamp};
 pub use error::ConfigError;
 pub use failure::Failure;
-pub use policy::{AnyConfig, AnyPolicy, Bounds, Param, Policy, PolicyConfig, PolicyKind};
+pub use policy::{
+    AnyConfig, AnyPolicy, Bounds, IntoPolicy, Param, Policy, PolicyConfig, PolicyKind,
+};
 pub use preset::Preset;
 pub use rng::{Rng, SeededRng};
 pub use schedule::{Schedule, ScheduledRetry};

@@ -15,7 +15,7 @@ use crate::policy::{
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::{Preset, PolicyKind};
+/// use stagger_core::{PolicyConfig, Preset, PolicyKind};
 ///
 /// let delivery = Preset::named("delivery")?;
 /// assert_eq!(delivery.config().kind(), PolicyKind::ExponentialSubtractiveJitter);

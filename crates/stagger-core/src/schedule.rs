@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use crate::error::ConfigError;
 use crate::failure::Failure;
-use crate::policy::{AnyConfig, Bounds, Policy, PolicyKind};
+use crate::policy::{AnyConfig, Bounds, Policy, PolicyConfig, PolicyKind};
 use crate::rng::Rng;
 
 /// The most retries a [`Schedule`] lists. A schedule is for reading; longer ones are refused
@@ -155,7 +155,7 @@ mod serialize {
 
     impl Serialize for Millis {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-            let whole = self.0.subsec_nanos() % 1_000_000 == 0;
+            let whole = self.0.subsec_nanos().is_multiple_of(1_000_000);
             match u64::try_from(self.0.as_millis()) {
                 Ok(ms) if whole => s.serialize_u64(ms),
                 _ => s.serialize_f64(millis(self.0)),

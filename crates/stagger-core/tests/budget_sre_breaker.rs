@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use stagger_core::budget::{Breaker, BreakerConfig, Budget, Spent, SreAdaptive, SreAdaptiveConfig};
+use stagger_core::budget::{Breaker, BreakerBudget, Budget, Spent, SreAdaptive, SreAdaptiveBudget};
 use stagger_core::{ConfigError, Failure, Rng, SeededRng, Timestamp};
 
 const SECOND: u64 = 1_000_000_000;
@@ -14,15 +14,15 @@ fn at_secs(secs: u64) -> Timestamp {
     Timestamp::from_duration(Duration::from_secs(secs))
 }
 
-fn sre(seed: u64) -> SreAdaptive {
-    SreAdaptive::new(SreAdaptiveConfig::DEFAULT, SeededRng::new(seed)).unwrap()
+fn sre(seed: u64) -> SreAdaptiveBudget {
+    SreAdaptiveBudget::new(SreAdaptive::DEFAULT, SeededRng::new(seed)).unwrap()
 }
 
 #[test]
 fn budgets_are_send_sync_and_debug() {
     fn check<T: Send + Sync + std::fmt::Debug>() {}
-    check::<SreAdaptive>();
-    check::<Breaker>();
+    check::<SreAdaptiveBudget>();
+    check::<BreakerBudget>();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -40,7 +40,7 @@ struct Run {
 /// A client asking for `asked` attempts per second, evenly spaced, for `secs` seconds, against
 /// a backend that accepts the first `capacity` attempts of each second and refuses the rest
 /// with `Throttled`. Every third ask is a retry (`try_retry`), the rest first attempts.
-fn simulate(budget: &SreAdaptive, asked: u64, capacity: u64, secs: u64) -> Run {
+fn simulate(budget: &SreAdaptiveBudget, asked: u64, capacity: u64, secs: u64) -> Run {
     let mut run = Run {
         sent_per_second: Vec::new(),
         refused: 0,
@@ -143,8 +143,8 @@ fn sre_converges_to_k_times_accepts() {
         (3.0, 100, 10),
         (1.5, 60, 20),
     ] {
-        let config = SreAdaptiveConfig::DEFAULT.with_k(k);
-        let budget = SreAdaptive::new(config, SeededRng::new(21)).unwrap();
+        let config = SreAdaptive::DEFAULT.with_k(k);
+        let budget = SreAdaptiveBudget::new(config, SeededRng::new(21)).unwrap();
         let run = simulate(&budget, asked, capacity, 600);
         let target = k * capacity as f64;
         // After the first window, the client lets through about k * accepts per second.
@@ -169,7 +169,7 @@ fn sre_converges_to_k_times_accepts() {
 
 /// A backend that accepts each attempt with probability `a`, whatever the load: the sent
 /// attempts in each second.
-fn simulate_fraction(budget: &SreAdaptive, a: f64, asked: u64, secs: u64) -> Vec<u64> {
+fn simulate_fraction(budget: &SreAdaptiveBudget, a: f64, asked: u64, secs: u64) -> Vec<u64> {
     let mut backend = SeededRng::new(4242);
     (0..secs)
         .map(|s| {
@@ -230,22 +230,20 @@ fn sre_forgets_after_the_window() {
 fn sre_validates_its_configuration() {
     let bad_k = [0.0, 0.999, -1.0];
     for k in bad_k {
-        let err = SreAdaptive::new(SreAdaptiveConfig::DEFAULT.with_k(k), SeededRng::new(1));
+        let err = SreAdaptiveBudget::new(SreAdaptive::DEFAULT.with_k(k), SeededRng::new(1));
         assert!(
             matches!(err, Err(ConfigError::OutOfRange { param: "k", .. })),
             "k = {k}"
         );
     }
     for k in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-        let err = SreAdaptiveConfig::DEFAULT.with_k(k).validate();
+        let err = SreAdaptive::DEFAULT.with_k(k).validate();
         assert!(matches!(
             err,
             Err(ConfigError::NotFinite { param: "k", .. })
         ));
     }
-    let err = SreAdaptiveConfig::DEFAULT
-        .with_window(Duration::ZERO)
-        .validate();
+    let err = SreAdaptive::DEFAULT.with_window(Duration::ZERO).validate();
     assert!(matches!(
         err,
         Err(ConfigError::OutOfRange {
@@ -254,10 +252,8 @@ fn sre_validates_its_configuration() {
         })
     ));
     // Extremes that are allowed must not panic.
-    let wide = SreAdaptiveConfig::DEFAULT
-        .with_k(1.0)
-        .with_window(Duration::MAX);
-    let budget = SreAdaptive::new(wide, SeededRng::new(2)).unwrap();
+    let wide = SreAdaptive::DEFAULT.with_k(1.0).with_window(Duration::MAX);
+    let budget = SreAdaptiveBudget::new(wide, SeededRng::new(2)).unwrap();
     assert!(budget.admit(Timestamp::MAX));
     budget.on_success(Timestamp::ZERO, None);
     assert_eq!(budget.config(), wide);
@@ -267,13 +263,13 @@ fn sre_validates_its_configuration() {
 // breaker
 // ---------------------------------------------------------------------------------------------
 
-fn retry_allowed(breaker: &Breaker, now: Timestamp) -> bool {
+fn retry_allowed(breaker: &BreakerBudget, now: Timestamp) -> bool {
     breaker.try_retry(now, &Failure::Retryable) == Some(Spent(0))
 }
 
 #[test]
 fn cumulative_breaker_trips_above_ten_percent_and_stays_tripped() {
-    let breaker = Breaker::new(BreakerConfig::DEFAULT).unwrap();
+    let breaker = BreakerBudget::new(Breaker::DEFAULT).unwrap();
     let now = Timestamp::ZERO;
     assert!(retry_allowed(&breaker, now)); // no observations: ratio 0
     for _ in 0..90 {
@@ -304,15 +300,15 @@ fn cumulative_breaker_trips_above_ten_percent_and_stays_tripped() {
 
 #[test]
 fn an_early_failure_trips_a_young_breaker() {
-    let breaker = Breaker::new(BreakerConfig::DEFAULT).unwrap();
+    let breaker = BreakerBudget::new(Breaker::DEFAULT).unwrap();
     breaker.on_failure(Timestamp::ZERO, &Failure::Retryable);
     assert!(!retry_allowed(&breaker, Timestamp::ZERO)); // 1 in 1
 }
 
 #[test]
 fn windowed_breaker_recovers_after_the_window() {
-    let config = BreakerConfig::DEFAULT.with_window(Some(Duration::from_secs(60)));
-    let breaker = Breaker::new(config).unwrap();
+    let config = Breaker::DEFAULT.with_window(Some(Duration::from_secs(60)));
+    let breaker = BreakerBudget::new(config).unwrap();
     for s in 0..30 {
         breaker.on_success(at_secs(s), None);
         breaker.on_failure(at_secs(s), &Failure::Retryable);
@@ -347,10 +343,10 @@ fn a_ratio_exactly_at_the_threshold_allows() {
         (0.0, 5, 0),
     ] {
         for window in [None, Some(Duration::from_secs(10))] {
-            let config = BreakerConfig::DEFAULT
+            let config = Breaker::DEFAULT
                 .with_threshold(threshold)
                 .with_window(window);
-            let breaker = Breaker::new(config).unwrap();
+            let breaker = BreakerBudget::new(config).unwrap();
             let now = at_secs(1);
             for _ in 0..successes {
                 breaker.on_success(now, None);
@@ -379,7 +375,7 @@ fn a_ratio_exactly_at_the_threshold_allows() {
 #[test]
 fn breaker_validates_its_configuration() {
     for threshold in [-0.01, 1.01, -1.0, 2.0] {
-        let err = Breaker::new(BreakerConfig::DEFAULT.with_threshold(threshold));
+        let err = BreakerBudget::new(Breaker::DEFAULT.with_threshold(threshold));
         assert!(
             matches!(
                 err,
@@ -392,7 +388,7 @@ fn breaker_validates_its_configuration() {
         );
     }
     for threshold in [f64::NAN, f64::INFINITY] {
-        let err = BreakerConfig::DEFAULT.with_threshold(threshold).validate();
+        let err = Breaker::DEFAULT.with_threshold(threshold).validate();
         assert!(matches!(
             err,
             Err(ConfigError::NotFinite {
@@ -401,7 +397,7 @@ fn breaker_validates_its_configuration() {
             })
         ));
     }
-    let err = BreakerConfig::DEFAULT
+    let err = Breaker::DEFAULT
         .with_window(Some(Duration::ZERO))
         .validate();
     assert!(matches!(
@@ -413,8 +409,8 @@ fn breaker_validates_its_configuration() {
     ));
     // Extremes that are allowed must not panic.
     for window in [Some(Duration::from_nanos(1)), Some(Duration::MAX)] {
-        let config = BreakerConfig::DEFAULT.with_window(window);
-        let breaker = Breaker::new(config).unwrap();
+        let config = Breaker::DEFAULT.with_window(window);
+        let breaker = BreakerBudget::new(config).unwrap();
         breaker.on_failure(Timestamp::MAX, &Failure::Retryable);
         let _ = breaker.try_retry(Timestamp::MAX, &Failure::Retryable);
         assert_eq!(breaker.config(), config);
@@ -426,7 +422,7 @@ fn concurrent_reports_are_never_lost() {
     const THREADS: u64 = 4;
     const EACH: u64 = 50_000;
     for window in [None, Some(Duration::from_secs(3600))] {
-        let breaker = Arc::new(Breaker::new(BreakerConfig::DEFAULT.with_window(window)).unwrap());
+        let breaker = Arc::new(BreakerBudget::new(Breaker::DEFAULT.with_window(window)).unwrap());
         let handles: Vec<_> = (0..THREADS)
             .map(|t| {
                 let breaker = Arc::clone(&breaker);

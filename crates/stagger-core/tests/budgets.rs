@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use stagger_core::budget::{
-    AnyBudget, Budget, BudgetKind, GrpcThrottle, GrpcThrottleConfig, Ratio, RatioConfig, Spent,
-    TokenBucket, TokenBucketConfig,
+    AnyBudget, Budget, BudgetKind, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget, Spent,
+    TokenBucket, TokenBucketBudget,
 };
-use stagger_core::engine::{Run, RunOptions, StopReason, Verdict};
+use stagger_core::engine::{Run, Settings, StopReason, Verdict};
 use stagger_core::policy::Constant;
 use stagger_core::{ConfigError, Failure, PolicyConfig, SeededRng, Timestamp};
 
@@ -26,17 +26,17 @@ fn granted(budget: &impl Budget, now: Timestamp, failure: Failure, tries: usize)
 
 #[test]
 fn aws_standard_allows_100_retries_from_full_in_a_hard_outage_and_50_if_all_time_out() {
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD).unwrap();
     assert_eq!(
         granted(&bucket, Timestamp::ZERO, Failure::Retryable, 1000),
         100
     );
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD).unwrap();
     assert_eq!(
         granted(&bucket, Timestamp::ZERO, Failure::Timeout, 1000),
         50
     );
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_2026).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_2026).unwrap();
     assert_eq!(
         granted(&bucket, Timestamp::ZERO, Failure::Retryable, 1000),
         35
@@ -45,7 +45,7 @@ fn aws_standard_allows_100_retries_from_full_in_a_hard_outage_and_50_if_all_time
 
 #[test]
 fn aws_refunds_the_last_cost_after_a_retried_success_and_earns_one_otherwise() {
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD).unwrap();
     let now = Timestamp::ZERO;
     let spent = bucket.try_retry(now, &Failure::Timeout).unwrap();
     assert_eq!((spent, bucket.tokens()), (Spent(10_000), 490.0));
@@ -63,12 +63,12 @@ fn aws_refunds_the_last_cost_after_a_retried_success_and_earns_one_otherwise() {
 
 #[test]
 fn brookers_bucket_allows_4_retries_from_full_then_one_per_ten_calls() {
-    let bucket = TokenBucket::new(TokenBucketConfig::BROOKER).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::BROOKER).unwrap();
     let now = Timestamp::ZERO;
     // A retry needs more than 1 token: 5 -> 4 -> 3 -> 2 -> 1 (then 1 is not > 1).
     assert_eq!(granted(&bucket, now, Failure::Retryable, 100), 4);
     // In a 100 % outage with 100 calls, each followed by as many retries as allowed.
-    let bucket = TokenBucket::new(TokenBucketConfig::BROOKER).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::BROOKER).unwrap();
     let mut retries = 0;
     for _ in 0..100 {
         bucket.admit(now);
@@ -80,7 +80,7 @@ fn brookers_bucket_allows_4_retries_from_full_then_one_per_ten_calls() {
 
 #[test]
 fn grpc_throttle_stops_after_5_net_failures_and_resumes_with_successes() {
-    let throttle = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).unwrap();
+    let throttle = GrpcThrottleBudget::new(GrpcThrottle::DEFAULT).unwrap();
     let now = Timestamp::ZERO;
     for failures in 1..=5 {
         throttle.on_failure(now, &Failure::Retryable);
@@ -98,7 +98,7 @@ fn grpc_throttle_stops_after_5_net_failures_and_resumes_with_successes() {
 #[test]
 fn grpc_throttle_drifts_down_above_about_9_1_percent_failures() {
     for (failure_percent, ends_open) in [(8u32, true), (11, false)] {
-        let throttle = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT).unwrap();
+        let throttle = GrpcThrottleBudget::new(GrpcThrottle::DEFAULT).unwrap();
         let now = Timestamp::ZERO;
         // Failures spread evenly through the stream, one every 100 / p attempts.
         for i in 0..10_000u32 {
@@ -115,34 +115,34 @@ fn grpc_throttle_drifts_down_above_about_9_1_percent_failures() {
 
 #[test]
 fn grpc_throttle_validates_as_a6_does() {
-    let bad = |c: GrpcThrottleConfig| GrpcThrottle::new(c).unwrap_err().param();
+    let bad = |c: GrpcThrottle| GrpcThrottleBudget::new(c).unwrap_err().param();
     assert_eq!(
-        bad(GrpcThrottleConfig::DEFAULT.with_max_tokens(0.0)),
+        bad(GrpcThrottle::DEFAULT.with_max_tokens(0.0)),
         Some("max_tokens")
     );
     assert_eq!(
-        bad(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.5)),
+        bad(GrpcThrottle::DEFAULT.with_max_tokens(1000.5)),
         Some("max_tokens")
     );
     assert_eq!(
-        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0)),
+        bad(GrpcThrottle::DEFAULT.with_token_ratio(0.0)),
         Some("token_ratio")
     );
     assert_eq!(
-        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0009)),
+        bad(GrpcThrottle::DEFAULT.with_token_ratio(0.0009)),
         Some("token_ratio")
     );
     assert_eq!(
-        bad(GrpcThrottleConfig::DEFAULT.with_token_ratio(f64::NAN)),
+        bad(GrpcThrottle::DEFAULT.with_token_ratio(f64::NAN)),
         Some("token_ratio")
     );
-    assert!(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.0)).is_ok());
+    assert!(GrpcThrottleBudget::new(GrpcThrottle::DEFAULT.with_max_tokens(1000.0)).is_ok());
 }
 
 #[test]
 fn finagle_allows_about_0_2_r_plus_10_retries_per_second_at_total_failure() {
     for rate in [10u32, 100, 1000] {
-        let budget = Ratio::new(RatioConfig::FINAGLE).unwrap();
+        let budget = RatioBudget::new(Ratio::FINAGLE).unwrap();
         let mut granted_total = 0u64;
         let seconds = 60;
         let mut granted_last_30 = 0u64;
@@ -171,12 +171,8 @@ fn finagle_allows_about_0_2_r_plus_10_retries_per_second_at_total_failure() {
 #[test]
 fn finagle_ratio_arithmetic_is_exact_60_percent_is_60_percent() {
     for (percent, expected) in [(0.6, 60), (0.2, 20), (0.0, 0), (1.0, 100), (2.5, 250)] {
-        let budget = Ratio::new(
-            RatioConfig::FINAGLE
-                .with_min_per_sec(0)
-                .with_percent(percent),
-        )
-        .unwrap();
+        let budget =
+            RatioBudget::new(Ratio::FINAGLE.with_min_per_sec(0).with_percent(percent)).unwrap();
         for _ in 0..100 {
             budget.admit(Timestamp::ZERO);
         }
@@ -190,7 +186,7 @@ fn finagle_ratio_arithmetic_is_exact_60_percent_is_60_percent() {
 
 #[test]
 fn finagle_deposits_expire_after_the_ttl() {
-    let budget = Ratio::new(RatioConfig::FINAGLE.with_min_per_sec(0)).unwrap();
+    let budget = RatioBudget::new(Ratio::FINAGLE.with_min_per_sec(0)).unwrap();
     for _ in 0..100 {
         budget.admit(at_secs(0.0));
     }
@@ -210,32 +206,21 @@ fn finagle_deposits_expire_after_the_ttl() {
 fn budgets_refuse_bad_parameters_by_name() {
     let check =
         |r: Result<(), ConfigError>, name: &str| assert_eq!(r.unwrap_err().param(), Some(name));
+    check(Ratio::FINAGLE.with_percent(-0.1).validate(), "percent");
+    check(Ratio::FINAGLE.with_percent(f64::NAN).validate(), "percent");
+    check(Ratio::FINAGLE.with_ttl(Duration::ZERO).validate(), "ttl");
     check(
-        RatioConfig::FINAGLE.with_percent(-0.1).validate(),
-        "percent",
-    );
-    check(
-        RatioConfig::FINAGLE.with_percent(f64::NAN).validate(),
-        "percent",
-    );
-    check(
-        RatioConfig::FINAGLE.with_ttl(Duration::ZERO).validate(),
-        "ttl",
-    );
-    check(
-        TokenBucketConfig::AWS_STANDARD
-            .with_capacity(0.0)
-            .validate(),
+        TokenBucket::AWS_STANDARD.with_capacity(0.0).validate(),
         "capacity",
     );
     check(
-        TokenBucketConfig::AWS_STANDARD
+        TokenBucket::AWS_STANDARD
             .with_costs(f64::INFINITY, 1.0, 1.0)
             .validate(),
         "retry_cost",
     );
     check(
-        TokenBucketConfig::AWS_STANDARD
+        TokenBucket::AWS_STANDARD
             .with_success_reward(-1.0)
             .validate(),
         "success_reward",
@@ -249,7 +234,7 @@ fn budgets_refuse_bad_parameters_by_name() {
 #[test]
 fn shared_budgets_never_grant_more_than_their_arithmetic_and_lose_no_count() {
     // 4 threads race for one AWS bucket: exactly 100 grants in all.
-    let bucket = Arc::new(TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap());
+    let bucket = Arc::new(TokenBucketBudget::new(TokenBucket::AWS_STANDARD).unwrap());
     let grants: usize = (0..4)
         .map(|_| {
             let bucket = bucket.clone();
@@ -263,7 +248,7 @@ fn shared_budgets_never_grant_more_than_their_arithmetic_and_lose_no_count() {
     assert_eq!(bucket.tokens(), 0.0);
 
     // 4 threads deposit 1000 requests each into one finagle budget at 20 %: exactly 800 + floor.
-    let ratio = Arc::new(Ratio::new(RatioConfig::FINAGLE.with_min_per_sec(1)).unwrap());
+    let ratio = Arc::new(RatioBudget::new(Ratio::FINAGLE.with_min_per_sec(1)).unwrap());
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let ratio = ratio.clone();
@@ -287,7 +272,7 @@ fn shared_budgets_never_grant_more_than_their_arithmetic_and_lose_no_count() {
 
     // Successes and failures from 4 threads on a gRPC throttle: no update lost.
     let throttle =
-        Arc::new(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_max_tokens(1000.0)).unwrap());
+        Arc::new(GrpcThrottleBudget::new(GrpcThrottle::DEFAULT.with_max_tokens(1000.0)).unwrap());
     let handles: Vec<_> = (0..4)
         .map(|_| {
             let t = throttle.clone();
@@ -308,13 +293,13 @@ fn shared_budgets_never_grant_more_than_their_arithmetic_and_lose_no_count() {
 
 #[test]
 fn the_engine_stops_with_budget_exhausted_and_refunds_through_the_receipt() {
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(12.0)).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD.with_capacity(12.0)).unwrap();
     let policy = Constant::new()
         .with_base(Duration::ZERO)
         .with_max_attempts(10)
         .build(SeededRng::new(0))
         .unwrap();
-    let mut run = Run::with_budget(policy, &bucket, RunOptions::new(), Timestamp::ZERO);
+    let mut run = Run::with_budget(policy, &bucket, Settings::new(), Timestamp::ZERO);
     let mut retries = 0;
     let stopped = loop {
         run.begin(Timestamp::ZERO).unwrap();
@@ -327,12 +312,12 @@ fn the_engine_stops_with_budget_exhausted_and_refunds_through_the_receipt() {
     assert_eq!((retries, stopped.reason), (2, StopReason::BudgetExhausted));
 
     // A retried success refunds its last retry's cost.
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD).unwrap();
     let policy = Constant::new()
         .with_base(Duration::ZERO)
         .build(SeededRng::new(0))
         .unwrap();
-    let mut run = Run::with_budget(policy, &bucket, RunOptions::new(), Timestamp::ZERO);
+    let mut run = Run::with_budget(policy, &bucket, Settings::new(), Timestamp::ZERO);
     run.begin(Timestamp::ZERO).unwrap();
     assert!(matches!(
         run.end(Timestamp::ZERO, Err(Failure::Timeout)),
@@ -366,8 +351,8 @@ fn every_named_budget_builds_fresh_allows_a_retry_and_has_a_page() {
 
 #[test]
 fn grpc_token_ratio_keeps_its_third_decimal() {
-    let throttle = GrpcThrottle::new(
-        GrpcThrottleConfig::DEFAULT
+    let throttle = GrpcThrottleBudget::new(
+        GrpcThrottle::DEFAULT
             .with_max_tokens(10.0)
             .with_token_ratio(1.005),
     )
@@ -378,14 +363,14 @@ fn grpc_token_ratio_keeps_its_third_decimal() {
     throttle.on_success(Timestamp::ZERO, None);
     assert_eq!(throttle.tokens(), 8.005);
     // 0.0015 is 0.001 once its fourth decimal is ignored; 0.0009 is nothing.
-    assert!(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT.with_token_ratio(0.0015)).is_ok());
+    assert!(GrpcThrottleBudget::new(GrpcThrottle::DEFAULT.with_token_ratio(0.0015)).is_ok());
 }
 
 #[test]
 fn the_engine_reports_a_refused_first_attempt_as_its_own_outcome() {
     // sre-adaptive with nothing ever accepted: after enough requests it refuses locally.
-    let budget = stagger_core::budget::SreAdaptive::new(
-        stagger_core::budget::SreAdaptiveConfig::DEFAULT,
+    let budget = stagger_core::budget::SreAdaptiveBudget::new(
+        stagger_core::budget::SreAdaptive::DEFAULT,
         SeededRng::new(3),
     )
     .unwrap();
@@ -396,7 +381,7 @@ fn the_engine_reports_a_refused_first_attempt_as_its_own_outcome() {
             .with_max_attempts(1)
             .build(SeededRng::new(i))
             .unwrap();
-        let mut run = Run::with_budget(policy, &budget, RunOptions::new(), now);
+        let mut run = Run::with_budget(policy, &budget, Settings::new(), now);
         match run.begin(now) {
             Ok(_) => {
                 let _ = run.end(now, Err(Failure::Throttled(None)));
@@ -419,8 +404,8 @@ proptest! {
         cost in 0.0f64..50.0,
         ops in proptest::collection::vec(0u8..4, 0..400),
     ) {
-        let config = TokenBucketConfig::AWS_STANDARD.with_capacity(capacity).with_costs(cost, cost, cost);
-        let bucket = TokenBucket::new(config).unwrap();
+        let config = TokenBucket::AWS_STANDARD.with_capacity(capacity).with_costs(cost, cost, cost);
+        let bucket = TokenBucketBudget::new(config).unwrap();
         let now = Timestamp::ZERO;
         for op in ops {
             let before = bucket.tokens();
@@ -448,7 +433,7 @@ proptest! {
         min_per_sec in 0u32..20,
         events in proptest::collection::vec((any::<bool>(), 0u64..40_000), 0..300),
     ) {
-        let budget = Ratio::new(RatioConfig::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
+        let budget = RatioBudget::new(Ratio::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
         let mut events = events;
         events.sort_by_key(|e| e.1);
         // Ten slots of one second: an event counts while its slot is among the last ten.
@@ -481,7 +466,7 @@ proptest! {
         min_per_sec in 0u32..20,
         events in proptest::collection::vec((any::<bool>(), 0u64..20_000), 0..300),
     ) {
-        let budget = Ratio::new(RatioConfig::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
+        let budget = RatioBudget::new(Ratio::FINAGLE.with_percent(percent).with_min_per_sec(min_per_sec)).unwrap();
         let mut events = events;
         events.sort_by_key(|e| e.1);
         let (mut deposits, mut grants) = (0u64, 0u64);

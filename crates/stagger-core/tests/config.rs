@@ -5,16 +5,17 @@
 use std::time::Duration;
 
 use stagger_core::budget::{
-    AnyBudget, BreakerConfig, BudgetKind, GrpcThrottleConfig, RatioConfig, SreAdaptiveConfig,
-    TokenBucketConfig,
+    AnyBudget, Breaker, BudgetKind, GrpcThrottle, Ratio, SreAdaptive, TokenBucket,
 };
 use stagger_core::config::grpc::{MethodName, RetryableCodes, ServiceConfig, StatusCode};
 use stagger_core::config::{
-    BudgetSpec, GrpcThrottleSpec, PolicySource, PolicySpec, RetrySpec, TokenBucketSpec, WhenNested,
+    BudgetSpec, GrpcThrottleSpec, PolicySource, PolicySpec, RetrySpec, TokenBucketSpec,
 };
-use stagger_core::engine::RunOptions;
-use stagger_core::policy::{ExponentialProportionalJitter, ExponentialSubtractiveJitter};
-use stagger_core::{AnyConfig, ConfigError, Param, PolicyKind, Preset, SeededRng};
+use stagger_core::engine::{Nested, Run, Settings};
+use stagger_core::policy::{Constant, ExponentialProportionalJitter, ExponentialSubtractiveJitter};
+use stagger_core::{
+    AnyConfig, ConfigError, Failure, Param, PolicyConfig, PolicyKind, Preset, SeededRng, Timestamp,
+};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -351,7 +352,7 @@ fn token_bucket_overrides() {
     };
     assert_eq!(
         bucket.config(),
-        TokenBucketConfig::AWS_STANDARD
+        TokenBucket::AWS_STANDARD
             .with_capacity(100.0)
             .with_costs(5.0, 20.0, 5.0)
             .with_refund(false)
@@ -364,7 +365,7 @@ fn token_bucket_overrides() {
     };
     assert_eq!(
         bucket.config(),
-        TokenBucketConfig::BROOKER
+        TokenBucket::BROOKER
             .with_call_deposit(0.2)
             .with_reserve(2.0)
             .with_success_reward(0.5)
@@ -381,7 +382,7 @@ fn ratio_throttle_sre_and_breaker_overrides() {
     };
     assert_eq!(
         ratio.config(),
-        RatioConfig::FINAGLE
+        Ratio::FINAGLE
             .with_ttl(Duration::from_secs(20))
             .with_min_per_sec(5)
             .with_percent(0.5)
@@ -394,7 +395,7 @@ fn ratio_throttle_sre_and_breaker_overrides() {
     };
     assert_eq!(
         throttle.config(),
-        GrpcThrottleConfig::DEFAULT
+        GrpcThrottle::DEFAULT
             .with_max_tokens(100.0)
             .with_token_ratio(0.5)
     );
@@ -405,7 +406,7 @@ fn ratio_throttle_sre_and_breaker_overrides() {
     };
     assert_eq!(
         sre.config(),
-        SreAdaptiveConfig::DEFAULT
+        SreAdaptive::DEFAULT
             .with_k(1.5)
             .with_window(Duration::from_secs(60))
     );
@@ -417,7 +418,7 @@ fn ratio_throttle_sre_and_breaker_overrides() {
     };
     assert_eq!(
         breaker.config(),
-        BreakerConfig::DEFAULT
+        Breaker::DEFAULT
             .with_threshold(0.3)
             .with_window(Some(Duration::from_secs(30)))
     );
@@ -529,13 +530,13 @@ fn a_retry_spec_gives_the_config_the_options_and_the_budget() {
     assert_eq!(config.bounds(1).max, MS(200));
     assert_eq!(config.bounds(9).max, Duration::from_secs(5));
     assert_eq!(
-        spec.to_run_options().unwrap(),
-        RunOptions::new()
+        spec.to_settings().unwrap(),
+        Settings::new()
             .with_timeout(Duration::from_secs(30))
             .with_idempotent(false)
             .with_max_server_wait(Duration::from_secs(60))
+            .with_nested(Nested::Retry)
     );
-    assert_eq!(spec.when_nested(), WhenNested::Retry);
     assert_eq!(
         spec.budget,
         Some(BudgetSpec::AwsStandard(TokenBucketSpec {
@@ -548,7 +549,7 @@ fn a_retry_spec_gives_the_config_the_options_and_the_budget() {
     };
     assert_eq!(
         bucket.config(),
-        TokenBucketConfig::AWS_STANDARD.with_capacity(50.0)
+        TokenBucket::AWS_STANDARD.with_capacity(50.0)
     );
 }
 
@@ -593,8 +594,8 @@ fn a_minimal_retry_spec_keeps_the_defaults() {
         spec,
         RetrySpec::new(PolicySpec::policy(PolicyKind::Constant))
     );
-    assert_eq!(spec.to_run_options().unwrap(), RunOptions::new());
-    assert_eq!(spec.when_nested(), WhenNested::SingleAttempt);
+    assert_eq!(spec.to_settings().unwrap(), Settings::new());
+    assert_eq!(spec.to_settings().unwrap().nested(), Nested::SingleAttempt);
     assert!(spec.to_budget(SeededRng::new(0)).unwrap().is_none());
 }
 
@@ -603,13 +604,13 @@ fn a_presets_deadline_is_the_timeout_unless_one_is_given() {
     let spec: RetrySpec = toml::from_str("preset = \"cenkalti\"").unwrap();
     assert_eq!(spec.effective_timeout(), Some(Duration::from_secs(900)));
     assert_eq!(
-        spec.to_run_options().unwrap(),
-        RunOptions::new().with_timeout(Duration::from_secs(900))
+        spec.to_settings().unwrap(),
+        Settings::new().with_timeout(Duration::from_secs(900))
     );
     let spec: RetrySpec = toml::from_str("preset = \"cenkalti\"\ntimeout = \"1m\"").unwrap();
     assert_eq!(
-        spec.to_run_options().unwrap(),
-        RunOptions::new().with_timeout(Duration::from_secs(60))
+        spec.to_settings().unwrap(),
+        Settings::new().with_timeout(Duration::from_secs(60))
     );
 }
 
@@ -634,12 +635,12 @@ fn retry_spec_errors_name_the_field() {
 
     let spec: RetrySpec =
         toml::from_str("policy = \"linear\"\nbase = \"1s\"\ncap = \"1ms\"").unwrap();
-    assert_eq!(spec.to_run_options().unwrap_err().param(), Some("cap"));
+    assert_eq!(spec.to_settings().unwrap_err().param(), Some("cap"));
 
     let spec: RetrySpec =
         toml::from_str("policy = \"constant\"\n[budget]\nbudget = \"finagle\"\nttl = \"2m\"")
             .unwrap();
-    assert_eq!(spec.to_run_options().unwrap_err().param(), Some("ttl"));
+    assert_eq!(spec.to_settings().unwrap_err().param(), Some("ttl"));
     assert_eq!(
         spec.to_budget(SeededRng::new(0)).unwrap_err().param(),
         Some("ttl")
@@ -647,13 +648,28 @@ fn retry_spec_errors_name_the_field() {
 }
 
 #[test]
-fn when_nested_is_applied_by_the_executor() {
-    let spec: RetrySpec =
-        toml::from_str("policy = \"constant\"\nnested = \"single-attempt\"").unwrap();
-    let options = spec.to_run_options().unwrap();
-    assert!(!options.nested());
-    let inside = options.with_nested(spec.when_nested().nested(true));
-    assert!(inside.nested());
+fn nested_is_a_setting_the_engine_applies_when_told_it_is_nested() {
+    let policy = Constant::new().with_max_attempts(3);
+    for (file, attempts) in [("single-attempt", 1), ("retry", 3)] {
+        let spec: RetrySpec =
+            toml::from_str(&format!("policy = \"constant\"\nnested = \"{file}\"")).unwrap();
+        let settings = spec.to_settings().unwrap();
+        let mut run = Run::new(
+            policy.build(SeededRng::new(0)).unwrap(),
+            settings,
+            Timestamp::ZERO,
+        );
+        run.mark_nested();
+        let mut made = 0;
+        loop {
+            run.begin(Timestamp::ZERO).unwrap();
+            made += 1;
+            if run.failed(Timestamp::ZERO, Failure::Retryable).is_err() {
+                break;
+            }
+        }
+        assert_eq!(made, attempts, "{file}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -734,7 +750,7 @@ fn the_a6_example_imports_as_proportional_jitter() {
     assert_eq!(codes.iter().collect::<Vec<_>>(), [StatusCode::Unavailable]);
 
     let throttling = config.throttling().unwrap().unwrap();
-    assert_eq!(throttling, GrpcThrottleConfig::DEFAULT);
+    assert_eq!(throttling, GrpcThrottle::DEFAULT);
     assert_eq!(throttling.max_tokens(), 10.0);
     assert_eq!(throttling.token_ratio(), 0.1);
     config.validate().unwrap();

@@ -231,10 +231,10 @@ fn extreme_parameters_do_not_panic() {
                 u32::MAX - 1,
                 u32::MAX,
             ] {
-                if let Some(d) = policy.next_delay(attempt, &Failure::Retryable) {
-                    if let Some(cap) = promised_cap(&c) {
-                        assert!(d <= cap, "{} {attempt}: {d:?} > {cap:?}", c.kind());
-                    }
+                if let Some(d) = policy.next_delay(attempt, &Failure::Retryable)
+                    && let Some(cap) = promised_cap(&c)
+                {
+                    assert!(d <= cap, "{} {attempt}: {d:?} > {cap:?}", c.kind());
                 }
             }
         }

@@ -3,6 +3,7 @@
 
 mod support;
 
+use stagger_core::PolicyConfig;
 use std::fs;
 
 use serde_json::Value;

@@ -4,7 +4,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use stagger_core::budget::{AnyBudget, Budget, BudgetKind, Unlimited};
-use stagger_core::{AnyConfig, Failure, Policy, Rng, SeededRng};
+use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, Rng, SeededRng};
 
 /// A policy as the simulator runs it: one of the catalog's, or a published variant that the
 /// catalog deliberately does not offer.

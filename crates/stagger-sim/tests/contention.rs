@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use stagger_core::{Failure, Policy, SeededRng};
+use stagger_core::{Failure, Policy, PolicyConfig, SeededRng};
 use stagger_sim::workload::contention::{Contention, corrected_decorrelated, published_strategies};
 use stagger_sim::{Overrides, ResultRow, SimError, SimPolicy, Strategy, Workload, WorkloadKind};
 

@@ -139,7 +139,7 @@ fn a_deadline_bounds_every_successful_request_and_is_reported_as_the_reason() {
     let stopped_by_deadline = row.give_ups.get("deadline").copied().unwrap_or(0)
         + row
             .give_ups
-            .get("wait-exceeds-budget")
+            .get("wait-exceeds-deadline")
             .copied()
             .unwrap_or(0);
     assert!(stopped_by_deadline > 1_000, "{:?}", row.give_ups);

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use stagger_core::budget::BudgetKind;
-use stagger_core::{AnyConfig, PolicyKind};
+use stagger_core::{AnyConfig, PolicyConfig, PolicyKind};
 use stagger_sim::workload::spike::{self, Ramp, Spike};
 use stagger_sim::{Overrides, ResultRow, SimError, Strategy, WorkloadKind};
 

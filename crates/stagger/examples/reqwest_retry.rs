@@ -20,7 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     use std::time::Duration;
 
     use stagger::RetryReport;
-    use stagger::budget::{TokenBucket, TokenBucketConfig};
+    use stagger::budget::{BudgetConfig, TokenBucket};
     use stagger::policy::ExponentialFullJitter;
     use stagger::reqwest::{RetryMiddleware, RetryOverrides};
 
@@ -32,7 +32,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         // One deadline per request, across attempts and waits.
         .timeout(Duration::from_secs(5))
         // One budget for every request of the client.
-        .budget(Arc::new(TokenBucket::new(TokenBucketConfig::AWS_STANDARD)?));
+        .budget(Arc::new(TokenBucket::AWS_STANDARD.budget()?));
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(retry)
         .build();

@@ -24,7 +24,7 @@ mod example {
     use hyper::body::Incoming;
     use hyper_util::client::legacy::Client;
     use hyper_util::rt::TokioExecutor;
-    use stagger::budget::{TokenBucket, TokenBucketConfig};
+    use stagger::budget::{BudgetConfig, TokenBucket};
     use stagger::policy::ExponentialFullJitter;
     use stagger::tower::{RetryBody, RetryLayer, RetryReport};
     use stagger::{Failure, RetryError};
@@ -38,7 +38,7 @@ mod example {
         let client = Client::builder(TokioExecutor::new()).build_http::<RetryBody<Full<Bytes>>>();
 
         // One budget for every request of the service: retries stay a small share of traffic.
-        let budget = Arc::new(TokenBucket::new(TokenBucketConfig::AWS_STANDARD)?);
+        let budget = Arc::new(TokenBucket::AWS_STANDARD.budget()?);
         let policy = ExponentialFullJitter::new()
             .with_base(Duration::from_millis(50))
             .with_max_attempts(4);

@@ -1,145 +1,119 @@
-//! The blocking executor: the same builder and names as the async one, run with
+//! The blocking executor: the same builder and driver as the async one, run with
 //! [`call`](Retry::call).
 //!
 //! A blocking attempt cannot be cancelled. The executor tells each attempt the time left, so it
 //! can bound its own I/O, and checks the deadline as soon as the attempt returns.
 
-use stagger_core::engine::{Attempt, Budget};
-use stagger_core::{Clock, MonotonicClock, Policy};
+use stagger_core::engine::Attempt;
+use stagger_core::{IntoPolicy, MonotonicClock};
 
 use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
-use crate::classify::Classifier;
+use crate::classify::ByKind;
+use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
+use crate::hooks::{Hooks, HooksFor};
 use crate::nesting;
-use crate::notify::Notify;
-use crate::retry::{Driver, Outcome, Retry};
+use crate::operation::{BlockingFn, BlockingOperation};
+use crate::retry::Retry;
 use crate::trace;
 
-/// Retries the blocking operation `op` under `policy`. `op` receives each [`Attempt`]: its
-/// number and the time left before the deadline.
+/// The hooks of a blocking retry by default: the thread's sleep and the monotonic clock.
+pub type BlockingHooks = Hooks<ByKind, (), ThreadSleeper, MonotonicClock>;
+
+/// Retries the blocking operation `op` under `policy`: a configuration of the catalog, or a
+/// policy already built. `op` receives each [`Attempt`]: its number and the time left before
+/// the deadline.
 ///
 /// ```
 /// use std::time::Duration;
 /// use stagger::policy::Constant;
-/// use stagger::{Failure, PolicyConfig};
+/// use stagger::Failure;
 ///
-/// let policy = Constant::new().with_base(Duration::ZERO).with_max_attempts(3).policy()?;
+/// let policy = Constant::new().with_base(Duration::ZERO).with_max_attempts(3);
 /// let result = stagger::blocking::retry(policy, |attempt| {
 ///     if attempt.number < 2 { Err("flaky") } else { Ok(attempt.number) }
 /// })
-/// .classify(|_: &&str| Failure::Retryable)
+/// .classify(|_| Failure::Retryable)
 /// .call();
 /// assert_eq!(result.unwrap(), 2);
-/// # Ok::<(), stagger::ConfigError>(())
 /// ```
-pub fn retry<P, F, T, E>(
-    policy: P,
-    op: F,
-) -> Retry<F, P, crate::classify::ByKind, ThreadSleeper, MonotonicClock>
+pub fn retry<P, F, T, E>(policy: P, op: F) -> Retry<BlockingFn<F>, P, BlockingHooks>
 where
-    P: Policy,
+    P: IntoPolicy,
     F: FnMut(Attempt) -> Result<T, E>,
 {
-    Retry::with_defaults(op, policy, ThreadSleeper, MonotonicClock::new())
+    Retry::new(
+        BlockingFn(op),
+        policy,
+        Hooks::with_time(ThreadSleeper, MonotonicClock::new()),
+    )
 }
 
 /// `.retry(policy)` on any blocking operation that takes no arguments.
 pub trait Retryable<T, E>: Sized {
     /// Retries this operation under `policy`; see [`retry`].
-    fn retry<P: Policy>(
+    fn retry<P: IntoPolicy>(
         self,
         policy: P,
-    ) -> Retry<
-        impl FnMut(Attempt) -> Result<T, E>,
-        P,
-        crate::classify::ByKind,
-        ThreadSleeper,
-        MonotonicClock,
-    >;
+    ) -> Retry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks>;
 }
 
 impl<F, T, E> Retryable<T, E> for F
 where
     F: FnMut() -> Result<T, E>,
 {
-    fn retry<P: Policy>(
+    fn retry<P: IntoPolicy>(
         mut self,
         policy: P,
-    ) -> Retry<
-        impl FnMut(Attempt) -> Result<T, E>,
-        P,
-        crate::classify::ByKind,
-        ThreadSleeper,
-        MonotonicClock,
-    > {
+    ) -> Retry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks> {
         retry(policy, move |_: Attempt| self())
     }
 }
 
-impl<F, P, C, S, K, B, N, T, E> Retry<F, P, C, S, K, B, N>
+impl<O, P, H> Retry<O, P, H>
 where
-    F: FnMut(Attempt) -> Result<T, E>,
-    P: Policy,
-    C: Classifier<E>,
-    S: BlockingSleeper,
-    K: Clock,
-    B: Budget,
-    N: Notify<E>,
+    O: BlockingOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: BlockingSleeper,
 {
     /// Runs the operation, retrying as configured, and returns its value or why it gave up.
     ///
     /// # Errors
     ///
-    /// A [`RetryError`](crate::RetryError) with the reason, the summary and the last error.
+    /// A [`RetryError`](crate::RetryError) with the reason, the summary and what the last attempt returned.
     #[inline]
-    pub fn call(self) -> Result<T, crate::RetryError<E>> {
+    pub fn call(self) -> ResultOf<O, H> {
         self.call_outcome().result
     }
 
     /// Like [`call`](Retry::call), and also reports what the executor did, on success too.
     #[inline]
-    pub fn call_outcome(self) -> Outcome<T, E> {
-        let mut driver = Driver::start(self);
+    pub fn call_outcome(self) -> OutcomeOf<O, H> {
         let span = trace::RunSpan::new();
         let _span = span.enter();
-        let mut last_error = None;
+        let mut driver = match Driver::start(self) {
+            Ok(driver) => driver,
+            Err(outcome) => return outcome,
+        };
         loop {
-            let now = driver.attempt_time();
-            if let Some(rest) = driver.run.too_early(now) {
-                // The sleeper woke before the server's wait was over: wait again.
-                driver.sleeper.sleep(rest);
-                continue;
-            }
-            let attempt = match driver.run.begin(now) {
-                Ok(attempt) => attempt,
-                Err(stop) => return driver.stopped(stop, last_error),
+            let attempt = match driver.next() {
+                Next::Attempt(attempt) => attempt,
+                Next::Wait(rest) => {
+                    // The sleeper woke before the server's wait was over: wait again.
+                    driver.sleeper.sleep(rest);
+                    continue;
+                }
+                Next::Done(outcome) => return outcome,
             };
             let result = {
                 let _inside = nesting::enter();
-                (driver.op)(attempt)
+                driver.op.attempt(attempt)
             };
-            let now = driver.clock.now();
-            let next = match result {
-                Ok(value) => match driver.run.succeeded(now) {
-                    Ok(summary) => {
-                        trace::succeeded(&summary);
-                        return Outcome {
-                            result: Ok(value),
-                            summary,
-                        };
-                    }
-                    Err(stop) => Err(stop),
-                },
-                Err(error) => {
-                    let next = driver.failed(now, &error);
-                    last_error = Some(error);
-                    next
-                }
-            };
-            match next {
+            match driver.after(result) {
                 // A zero delay does not touch the sleeper.
-                Ok(retry) if retry.delay.is_zero() => {}
-                Ok(retry) => driver.sleeper.sleep(retry.delay),
-                Err(stop) => return driver.stopped(stop, last_error),
+                After::Retry(delay) if delay.is_zero() => {}
+                After::Retry(delay) => driver.sleeper.sleep(delay),
+                After::Done(outcome) => return outcome,
             }
         }
     }

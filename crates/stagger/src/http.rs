@@ -11,6 +11,11 @@
 //! - **Whether the request may be repeated at all** ([`is_idempotent`],
 //!   [`request_is_idempotent`]), for [`Retry::idempotent`](crate::Retry::idempotent).
 //!
+//! [`HttpClassifier`] classifies both ways: as a [`Classifier`] of an operation that returns
+//! its failed responses as errors (`.classifier(HttpClassifier::new())`), and as a
+//! [`ClassifyOk`] of one that returns every response as `Ok`
+//! (`.ok_classifier(HttpClassifier::new())`), which is how the tower layer uses it.
+//!
 //! # Statuses
 //!
 //! | status | [`Failure`] | why |
@@ -93,7 +98,7 @@ use stagger_core::retry_after::{
     Pushback, parse_amz_retry_after, parse_grpc_pushback, parse_retry_after,
 };
 
-use crate::classify::Classifier;
+use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::{SystemClock, WallClock};
 
 /// The gRPC pushback header (gRFC A6).
@@ -338,6 +343,27 @@ impl<W: WallClock> HttpClassifier<W> {
 impl<B, W: WallClock> Classifier<Response<B>> for HttpClassifier<W> {
     fn classify(&self, error: &Response<B>) -> Failure {
         self.classify_response(error).unwrap_or(Failure::Permanent)
+    }
+}
+
+/// The HTTP classifier looks at successful responses too: the tower layer's default
+/// classification of the inner service's responses. A response it refuses (a 503) is retried;
+/// when the run gives up, it goes back to the caller.
+impl<B, W: WallClock> ClassifyOk<Response<B>> for HttpClassifier<W> {
+    type Kept = Response<B>;
+
+    #[inline]
+    fn classify_ok(&self, response: &Response<B>) -> Option<Failure> {
+        // Below 400 nothing is a failure: answer without reading the wall clock.
+        if response.status().as_u16() < 400 {
+            return None;
+        }
+        self.classify_response(response)
+    }
+
+    #[inline]
+    fn keep(response: Response<B>) -> Option<Response<B>> {
+        Some(response)
     }
 }
 

@@ -1,12 +1,17 @@
 //! A [reqwest-middleware](reqwest_middleware) [`Middleware`] that retries with the engine's
 //! semantics. Built for reqwest 0.13 and reqwest-middleware 0.5; not for wasm32.
 //!
-//! Add [`RetryMiddleware`] to a `ClientWithMiddleware` and every request runs one retry run,
-//! driven by the async executor ([`stagger::retry`](crate::retry)):
+//! Add [`RetryMiddleware`] to a `ClientWithMiddleware` and every request runs one retry run on
+//! the async executor's driver ([`stagger::retry`](crate::retry)):
 //!
 //! - **One deadline per request** ([`timeout`](RetryMiddleware::timeout)), across attempts and
-//!   waits; an attempt still in flight when it passes is cancelled, and a wait that would not
-//!   fit is not started.
+//!   waits, **and the whole response**: each attempt's reqwest timeout becomes the smaller of
+//!   its own and the time left, and reqwest's timeout runs until the body has been read, so a
+//!   body still arriving at the deadline fails with a timeout. An attempt still in flight when
+//!   the deadline passes is cancelled, and a wait that would not fit is not started. (A
+//!   client-wide `ClientBuilder::timeout` is not visible to a middleware: with a deadline, each
+//!   request's own timeout replaces it. Set the shorter one per request, or on the
+//!   middleware.)
 //! - **Responses are classified** with the [HTTP rules](crate::http::classify_status): 408,
 //!   429, 500, 502, 503 and 504 are retried, and `Retry-After` on a 429 or 503 (seconds or an
 //!   HTTP date) is a floor under the next delay, never undercut by jitter. A wait longer than
@@ -21,17 +26,20 @@
 //!   [`Failure::Retryable`]: the request may have taken effect. The tower layer's default
 //!   classifier is stricter and retries only errors with an I/O cause.
 //! - **Idempotency** comes from the request ([`is_idempotent`]: GET, HEAD, OPTIONS, TRACE, PUT,
-//!   DELETE, or any method with an `Idempotency-Key`). A POST is retried only after a failure
-//!   known to have had no effect (a refused connection, a 408 or a 429), never after a 503.
+//!   DELETE, or any method with an `Idempotency-Key`), unless the middleware's settings or the
+//!   request's [`RetryOverrides`] say otherwise. A POST is retried only after a failure known
+//!   to have had no effect (a refused connection, a 408 or a 429), never after a 503.
 //! - **A shared budget** ([`budget`](RetryMiddleware::budget)) is asked before every retry.
 //! - **Ownership of recovery:** a request sent inside another stagger executor's attempt makes
 //!   one attempt ([`when_nested`](RetryMiddleware::when_nested)).
 //! - **Per-request overrides** go through request extensions
-//!   (`RequestBuilder::with_extension`): a [`RetryOverrides`] sets the policy, the timeout or
-//!   the idempotency of one request.
+//!   (`RequestBuilder::with_extension`): a [`RetryOverrides`], the same as the tower layer's,
+//!   sets the policy, the timeout or the idempotency of one request.
+//! - **A hook** ([`notify`](RetryMiddleware::notify)) hears every retry before its wait.
 //! - **Extensions:** each attempt runs the rest of the chain with a copy of the request's
 //!   extensions holding its [`Attempt`] (its number and the time left, to propagate
 //!   downstream); the extensions the last attempt left are handed back to the caller.
+//! - **A configuration file applies in one call**: [`RetryMiddleware::from_spec`].
 //!
 //! A request whose body cannot be cloned (a stream) is sent once: its bytes are consumed by
 //! the first attempt and there is nothing left to send again. It still runs as a run of one
@@ -46,8 +54,9 @@
 //!   elapsed, and why the run gave up, if it did.
 //! - The last transport error, when the last attempt ended in one: `Err(Error::Reqwest(..))`.
 //! - When the deadline passes (a response that arrives at or after it included), or the run
-//!   stopped before any attempt: `Err(Error::Middleware(..))` holding a [`GaveUp`] with the
-//!   reason, the summary and the last transport error, if any.
+//!   stopped before any attempt: `Err(Error::Middleware(..))` holding a
+//!   [`RetryError<reqwest_middleware::Error>`](RetryError) with the reason, the summary and the
+//!   last transport error, if any.
 //! - An invalid per-request policy: `Err(Error::Middleware(..))` holding its
 //!   [`ConfigError`], before any attempt.
 //!
@@ -60,7 +69,8 @@
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! let retry = RetryMiddleware::new(ExponentialFullJitter::new().with_max_attempts(4))?
-//!     .timeout(Duration::from_secs(10));
+//!     .timeout(Duration::from_secs(10))
+//!     .notify(|event| eprintln!("retrying after {:?}", event.failure));
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
 //!     .with(retry)
 //!     .build();
@@ -74,116 +84,34 @@
 //! # }
 //! ```
 
-use std::error::Error as StdError;
-use std::fmt;
+use std::io;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ::reqwest::{Request, Response};
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next, Result};
+#[cfg(feature = "serde")]
+use stagger_core::budget::AnyBudget;
 use stagger_core::budget::{Budget, Unlimited};
-use stagger_core::engine::{Attempt, StopReason, Summary};
-use stagger_core::policy::NoRetry;
-use stagger_core::{AnyConfig, ConfigError, Failure};
+use stagger_core::engine::{Attempt, Nested, Settings, StopReason};
+use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig};
 
-use crate::Nested;
-use crate::clock::{SystemClock, WallClock};
+use crate::clock::{SystemClock, TokioClock, WallClock};
+use crate::hooks::Hooks;
 use crate::http::{classify_status, is_idempotent};
-use crate::notify::RetryEvent;
-use crate::report::RetryReport;
+use crate::notify::{Notify, RetryEvent};
+use crate::operation::AsyncFn;
+pub use crate::overrides::RetryOverrides;
+pub use crate::report::RetryReport;
+use crate::report::{self, Reported};
+use crate::retry::Retry;
+use crate::retry_error::{Last, RetryError};
+use crate::sleep::TokioSleeper;
 
-/// Per-request settings, set as a request extension; what is `None` keeps the middleware's.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[non_exhaustive]
-pub struct RetryOverrides {
-    /// The policy for this request.
-    pub policy: Option<AnyConfig>,
-    /// The end-to-end timeout for this request.
-    pub timeout: Option<Duration>,
-    /// Whether this request may be repeated safely, whatever its method and headers say.
-    pub idempotent: Option<bool>,
-}
-
-impl RetryOverrides {
-    /// No override.
-    #[must_use]
-    pub const fn new() -> Self {
-        Self {
-            policy: None,
-            timeout: None,
-            idempotent: None,
-        }
-    }
-
-    /// Uses `policy` for this request.
-    #[must_use]
-    pub fn policy(mut self, policy: impl Into<AnyConfig>) -> Self {
-        self.policy = Some(policy.into());
-        self
-    }
-
-    /// Gives this request its own end-to-end timeout.
-    #[must_use]
-    pub const fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Declares this request idempotent, or not.
-    #[must_use]
-    pub const fn idempotent(mut self, idempotent: bool) -> Self {
-        self.idempotent = Some(idempotent);
-        self
-    }
-}
-
-/// Why a request ended in an error rather than a response: the deadline passed, or the run
-/// stopped before its first attempt (a budget refused it, or the deadline was already spent).
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct GaveUp {
-    /// Why the run stopped.
-    pub reason: StopReason,
-    /// Attempts, time waited and elapsed.
-    pub summary: Summary,
-    /// The client's error from the last attempt, if it ended in one; also the
-    /// [`source`](StdError::source) of this error.
-    pub last_error: Option<Error>,
-}
-
-impl fmt::Display for GaveUp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "gave up ({}) after {}", self.reason, self.summary)
-    }
-}
-
-impl StdError for GaveUp {
-    fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        self.last_error
-            .as_ref()
-            .map(|e| e as &(dyn StdError + 'static))
-    }
-}
-
-/// How one attempt failed.
-enum AttemptFailure {
-    /// A response the rules call a failure, with its kind (the response itself is held
-    /// aside, so that it can be dropped while the run waits).
-    Response(Failure),
-    /// The client's error, with its kind.
-    Transport(Error, Failure),
-    /// The request could not be sent again. Not reachable: a streaming request gets one
-    /// attempt.
-    Unsendable,
-}
-
-impl AttemptFailure {
-    const fn kind(&self) -> Failure {
-        match self {
-            Self::Response(kind) | Self::Transport(_, kind) => *kind,
-            Self::Unsendable => Failure::Permanent,
-        }
+impl Reported for Response {
+    fn extensions_mut(&mut self) -> &mut Extensions {
+        Response::extensions_mut(self)
     }
 }
 
@@ -201,13 +129,15 @@ fn transport_failure(error: &Error) -> Failure {
 
 /// A reqwest-middleware [`Middleware`] that retries each request with the engine; see the
 /// [module docs](self).
+///
+/// `B` is the budget, `N` the retry hook, `W` the wall clock HTTP-date `Retry-After` values
+/// are measured with.
 #[derive(Clone, Debug)]
-pub struct RetryMiddleware<B = Unlimited, W = SystemClock> {
+pub struct RetryMiddleware<B = Unlimited, N = (), W = SystemClock> {
     policy: AnyConfig,
-    timeout: Option<Duration>,
-    max_server_wait: Option<Duration>,
-    nested: Nested,
+    settings: Settings,
     budget: B,
+    notify: N,
     wall: W,
 }
 
@@ -222,69 +152,135 @@ impl RetryMiddleware {
         policy.validate()?;
         Ok(Self {
             policy,
-            timeout: None,
-            max_server_wait: None,
-            nested: Nested::default(),
+            settings: Settings::new(),
             budget: Unlimited,
+            notify: (),
             wall: SystemClock,
         })
     }
 }
 
-impl<B, W> RetryMiddleware<B, W> {
-    /// One end-to-end deadline per request, across its attempts and waits.
+#[cfg(feature = "serde")]
+impl RetryMiddleware<Option<std::sync::Arc<AnyBudget>>> {
+    /// A middleware as a configuration file describes it, in one call: its policy, its
+    /// [`Settings`] and its budget (one budget, shared by every request of the client).
+    ///
+    /// ```
+    /// use stagger::config::RetrySpec;
+    /// use stagger::reqwest::RetryMiddleware;
+    ///
+    /// let spec: RetrySpec = serde_json::from_str(r#"{"preset": "aws-standard", "budget": "aws-standard"}"#)?;
+    /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    ///     .with(RetryMiddleware::from_spec(&spec)?)
+    ///     .build();
+    /// # let _ = client;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field.
+    pub fn from_spec(
+        spec: &stagger_core::config::RetrySpec,
+    ) -> std::result::Result<Self, ConfigError> {
+        let settings = spec.to_settings()?;
+        let budget = spec
+            .to_budget(stagger_core::SeededRng::from_entropy())?
+            .map(std::sync::Arc::new);
+        Ok(RetryMiddleware::new(spec.to_config()?)?
+            .settings(settings)
+            .budget(budget))
+    }
+}
+
+impl<B, N, W> RetryMiddleware<B, N, W> {
+    /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
+    /// do when nested. Idempotency left unset is read from each request.
+    #[must_use]
+    pub const fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// One end-to-end deadline per request, across its attempts and waits, until its body has
+    /// been read.
     #[must_use]
     pub const fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.settings = self.settings.with_timeout(timeout);
         self
     }
 
     /// The longest server-directed wait honoured; a longer one stops the run at once.
     #[must_use]
     pub const fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.max_server_wait = Some(limit);
+        self.settings = self.settings.with_max_server_wait(limit);
         self
     }
 
     /// What a request sent inside another stagger executor's attempt does.
     #[must_use]
     pub const fn when_nested(mut self, nested: Nested) -> Self {
-        self.nested = nested;
+        self.settings = self.settings.with_nested(nested);
         self
     }
 
     /// Asks `budget` before every retry and tells it every outcome, across all requests: pass
     /// an `Arc` of one budget to share it.
     #[must_use]
-    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<B2, W> {
+    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<B2, N, W> {
         RetryMiddleware {
             policy: self.policy,
-            timeout: self.timeout,
-            max_server_wait: self.max_server_wait,
-            nested: self.nested,
+            settings: self.settings,
             budget,
+            notify: self.notify,
+            wall: self.wall,
+        }
+    }
+
+    /// Calls `hook` before every retry that will happen, with the attempt, what it returned
+    /// (the refused response, or the client's error), the delay and the time left; its
+    /// argument is inferred. It is cloned for each request.
+    #[must_use]
+    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<B, N2, W>
+    where
+        N2: FnMut(&RetryEvent<'_, Response, Error>) + Clone + Send + Sync + 'static,
+    {
+        self.notifier(hook)
+    }
+
+    /// Tells `notifier`, a [`Notify`] of any type, of every retry and of every give-up.
+    #[must_use]
+    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<B, N2, W>
+    where
+        N2: Notify<Response, Error> + Clone + Send + Sync + 'static,
+    {
+        RetryMiddleware {
+            policy: self.policy,
+            settings: self.settings,
+            budget: self.budget,
+            notify: notifier,
             wall: self.wall,
         }
     }
 
     /// Reads the wall clock, for HTTP-date `Retry-After` values, from `clock`.
     #[must_use]
-    pub fn wall_clock<W2>(self, clock: W2) -> RetryMiddleware<B, W2> {
+    pub fn wall_clock<W2>(self, clock: W2) -> RetryMiddleware<B, N, W2> {
         RetryMiddleware {
             policy: self.policy,
-            timeout: self.timeout,
-            max_server_wait: self.max_server_wait,
-            nested: self.nested,
+            settings: self.settings,
             budget: self.budget,
+            notify: self.notify,
             wall: clock,
         }
     }
 }
 
 #[async_trait::async_trait]
-impl<B, W> Middleware for RetryMiddleware<B, W>
+impl<B, N, W> Middleware for RetryMiddleware<B, N, W>
 where
     B: Budget + Clone + Send + Sync + 'static,
+    N: Notify<Response, Error> + Clone + Send + Sync + 'static,
     W: WallClock + Send + Sync + 'static,
 {
     async fn handle(
@@ -293,25 +289,15 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Result<Response> {
-        let overrides = extensions
-            .get::<RetryOverrides>()
-            .copied()
-            .unwrap_or_default();
+        let (policy, settings) = RetryOverrides::apply(
+            extensions.get::<RetryOverrides>(),
+            self.policy,
+            self.settings,
+            || is_idempotent(request.method(), request.headers()),
+        );
         // A body that cannot be cloned can be sent only once: a run of one attempt, which
         // still keeps the deadline and tells the budget.
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
-        let config = if replayable {
-            overrides.policy.unwrap_or(self.policy)
-        } else {
-            AnyConfig::from(NoRetry::new())
-        };
-        let policy = config.policy().map_err(Error::middleware)?;
-        let idempotent = overrides
-            .idempotent
-            .unwrap_or_else(|| is_idempotent(request.method(), request.headers()));
-        // The last failed response, kept only until a retry is decided: dropping it then
-        // releases its connection during the wait. It is returned if the run gives up.
-        let held: Mutex<Option<Response>> = Mutex::new(None);
         // The extensions as the last attempt left them, handed back to the caller.
         let last_extensions: Mutex<Option<Extensions>> = Mutex::new(None);
         let snapshot = extensions.clone();
@@ -325,81 +311,53 @@ where
             let mut own = snapshot.clone();
             own.insert(attempt);
             let next = next.clone();
-            let (held, last_extensions) = (&held, &last_extensions);
+            let last_extensions = &last_extensions;
             async move {
-                // Never `None`: a replayable request clones every time, and a streaming one
-                // is asked for once.
-                let Some(request) = request else {
-                    return Err(AttemptFailure::Unsendable);
+                // Never `None`: a replayable request clones every time, and a streaming one is
+                // asked for once.
+                let Some(mut request) = request else {
+                    return Err(Error::middleware(io::Error::other(
+                        "the request's body cannot be sent again",
+                    )));
                 };
+                // The deadline covers the whole response, body included: reqwest's own
+                // timeout runs until the body is read.
+                if let Some(left) = attempt.remaining {
+                    let own_timeout = request.timeout().map_or(left, |own| left.min(*own));
+                    *request.timeout_mut() = Some(own_timeout);
+                }
                 let result = next.run(request, &mut own).await;
                 *lock(last_extensions) = Some(own);
-                match result {
-                    Ok(response) => {
-                        match classify_status(
-                            response.status(),
-                            response.headers(),
-                            self.wall.now(),
-                        ) {
-                            None => Ok(response),
-                            Some(kind) => {
-                                *lock(held) = Some(response);
-                                Err(AttemptFailure::Response(kind))
-                            }
-                        }
-                    }
-                    Err(error) => {
-                        let kind = transport_failure(&error);
-                        Err(AttemptFailure::Transport(error, kind))
-                    }
-                }
+                result
             }
         };
-        let mut run = crate::retry(policy, op)
-            .classify(AttemptFailure::kind)
-            .idempotent(idempotent)
-            .when_nested(self.nested)
+        let wall = &self.wall;
+        let hooks = Hooks::with_time(TokioSleeper, TokioClock::new())
+            .classifier(transport_failure)
+            .ok(|response: &Response| {
+                classify_status(response.status(), response.headers(), wall.now())
+            })
             .budget(self.budget.clone())
-            .notify(|_: &RetryEvent<'_, AttemptFailure>| drop(lock(&held).take()));
-        if let Some(timeout) = overrides.timeout.or(self.timeout) {
-            run = run.timeout(timeout);
-        }
-        if let Some(limit) = self.max_server_wait {
-            run = run.max_server_wait(limit);
-        }
-        let outcome = run.outcome().await;
+            .notify(self.notify.clone());
+        let outcome = Retry::new(AsyncFn(op), policy, hooks)
+            .settings(settings)
+            .attempt_limit(if replayable { u32::MAX } else { 1 })
+            .outcome()
+            .await;
         if let Some(own) = lock(&last_extensions).take() {
             *extensions = own;
         }
-        let report = |mut response: Response, gave_up| {
-            response.extensions_mut().insert(RetryReport {
-                summary: outcome.summary,
-                gave_up,
-            });
-            response
+        let error = match report::settle(outcome) {
+            Ok(response) => return Ok(response),
+            Err(error) => error,
         };
-        let stopped = match outcome.result {
-            Ok(response) => return Ok(report(response, None)),
-            Err(stopped) => stopped,
-        };
-        let (reason, summary) = (stopped.reason(), stopped.summary());
-        let gave_up = |last_error| {
-            Error::middleware(GaveUp {
-                reason,
-                summary,
-                last_error,
-            })
-        };
-        match stopped.into_last_error() {
-            Some(AttemptFailure::Response(_)) if reason != StopReason::Deadline => lock(&held)
-                .take()
-                .map_or_else(|| Err(gave_up(None)), |r| Ok(report(r, Some(reason)))),
-            Some(AttemptFailure::Transport(error, _)) if reason != StopReason::Deadline => {
-                Err(error)
-            }
-            Some(AttemptFailure::Transport(error, _)) => Err(gave_up(Some(error))),
-            _ => Err(gave_up(None)),
-        }
+        let (stopped, last) = error.into_parts();
+        Err(match last {
+            // As without the middleware: the client's own error.
+            Last::Error(error) if stopped.reason != StopReason::Deadline => error,
+            Last::Invalid(error) => Error::middleware(*error),
+            last => Error::middleware(RetryError::new(stopped, last)),
+        })
     }
 }
 

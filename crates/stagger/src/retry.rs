@@ -1,78 +1,50 @@
-//! The retry builder, and the async executor.
+//! The retry builder, shared by the async and the blocking executor.
 //!
 //! [`retry`] (async) and [`blocking::retry`](crate::blocking::retry) return the same builder,
 //! [`Retry`], with the same settings. An async retry runs when awaited; a blocking one runs
-//! with [`call`](Retry::call). Both drive the core's [`Run`], so their semantics cannot differ.
+//! with [`call`](Retry::call). Both drive the core's [`Run`](stagger_core::engine::Run), through
+//! one driver, so their semantics cannot differ.
 
-use std::future::{Future, IntoFuture};
-use std::marker::PhantomData;
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::future::Future;
 use std::time::Duration;
 
-use pin_project_lite::pin_project;
-use stagger_core::engine::{
-    Attempt, Budget, Retry as Planned, Run, RunOptions, Stopped, Summary, Unlimited,
-};
-use stagger_core::{Clock, Failure, Policy, Timestamp};
+use stagger_core::engine::{Attempt, Nested, Settings};
+use stagger_core::{Failure, IntoPolicy, Timestamp};
 
-use crate::classify::{ByKind, Classifier};
+use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
-use crate::nesting;
-use crate::notify::{self, Notify};
-use crate::retry_error::RetryError;
-use crate::sleep::{DefaultSleeper, Sleeper};
-use crate::trace;
+use crate::hooks::Hooks;
+use crate::notify::{Notify, RetryEvent};
+use crate::operation::{AsyncFn, Operation};
+use crate::sleep::DefaultSleeper;
 
-/// What an executor does when it runs inside another executor's attempt.
+/// A retried operation, its policy, its [`Settings`] and its [`Hooks`]. Run it by awaiting it
+/// (async) or with [`call`](Retry::call) (blocking).
 ///
-/// The mark is held only while an attempt's own code runs (its synchronous call, or a poll of
-/// its future). One exception: an executor that runs other tasks *inside* an attempt (a
-/// `block_on` within a blocking operation, say) runs them under the mark, and their retries
-/// count as nested.
-///
-/// Retrying layers multiply: three layers of three attempts call a failing leaf 27 times. AWS
-/// and Google SRE advise retrying at a single point in the stack, so by default a nested
-/// executor makes one attempt and reports [`StopReason::OuterLayerOwnsRecovery`], leaving
-/// recovery to the outermost layer. Detection covers an executor started while another's attempt
-/// runs on the same thread, or is polled in the same async task, on any runtime; work spawned
-/// onto another task or thread is not nested.
-///
-/// [`StopReason::OuterLayerOwnsRecovery`]: stagger_core::engine::StopReason::OuterLayerOwnsRecovery
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Nested {
-    /// Make a single attempt and leave recovery to the outer layer (the default).
-    #[default]
-    SingleAttempt,
-    /// Retry as if alone. Each layer's attempts multiply the others'.
-    Retry,
-}
-
-/// A retried operation and its settings. Run it by awaiting it (async) or with
-/// [`call`](Retry::call) (blocking).
+/// The policy is a configuration of the catalog (checked when the run starts: an invalid one
+/// ends the run with [`StopReason::InvalidConfig`](stagger_core::engine::StopReason) and its
+/// [`ConfigError`](stagger_core::ConfigError), never a panic; the policy is built for this run
+/// alone, with its own generator) or a policy already built, for this one run.
 ///
 /// A zero delay never touches the timer; the async executor yields between such retries, so an
 /// operation that fails at once cannot hold its thread for all its attempts.
 ///
-/// The defaults: no deadline, idempotent, the error classifies itself ([`ByKind`]), the longest
-/// server-directed wait honoured is 5 minutes, a nested executor makes a single attempt, no
-/// budget, no hook.
+/// The defaults: no deadline, idempotent, the error classifies itself
+/// ([`ByKind`](crate::classify::ByKind)), every `Ok` is a success, the longest server-directed
+/// wait honoured is 5 minutes, a nested executor makes a single attempt, no budget, no hook.
 #[must_use = "a retry does nothing until it is awaited or called"]
-pub struct Retry<F, P, C = ByKind, S = DefaultSleeper, K = DefaultClock, B = Unlimited, N = ()> {
-    pub(crate) op: F,
+pub struct Retry<O, P, H = Hooks> {
+    pub(crate) op: O,
     pub(crate) policy: P,
-    pub(crate) options: RunOptions,
-    pub(crate) nested: Nested,
-    pub(crate) classifier: C,
-    pub(crate) sleeper: S,
-    pub(crate) clock: K,
-    pub(crate) budget: B,
-    pub(crate) notify: N,
+    pub(crate) settings: Settings,
+    pub(crate) hooks: H,
+    /// The most attempts the operation can make, whatever the policy says.
+    pub(crate) attempt_limit: u32,
 }
 
-/// Retries the async operation `op` under `policy`. `op` receives each [`Attempt`]: its number
-/// and the time left before the deadline, to propagate downstream.
+/// Retries the async operation `op` under `policy`: a configuration of the catalog, or a policy
+/// already built. `op` receives each [`Attempt`]: its number and the time left before the
+/// deadline, to propagate downstream.
 ///
 /// ```
 /// # #[cfg(feature = "tokio")]
@@ -80,16 +52,15 @@ pub struct Retry<F, P, C = ByKind, S = DefaultSleeper, K = DefaultClock, B = Unl
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
 /// use stagger::policy::ExponentialFullJitter;
-/// use stagger::{Failure, PolicyConfig};
+/// use stagger::Failure;
 ///
-/// let policy = ExponentialFullJitter::new().with_base(Duration::from_millis(1)).policy()?;
 /// let mut calls = 0;
-/// let value = stagger::retry(policy, |attempt| {
+/// let value = stagger::retry(ExponentialFullJitter::new().with_base(Duration::from_millis(1)), |attempt| {
 ///     calls += 1;
 ///     async move { if attempt.number < 3 { Err("busy") } else { Ok(attempt.number) } }
 /// })
 /// .timeout(Duration::from_secs(2))
-/// .classify(|_: &&str| Failure::Retryable)
+/// .classify(|_| Failure::Retryable)
 /// .await
 /// .map_err(|e| e.to_string())?;
 /// assert_eq!((value, calls), (3, 3));
@@ -98,27 +69,71 @@ pub struct Retry<F, P, C = ByKind, S = DefaultSleeper, K = DefaultClock, B = Unl
 /// # #[cfg(not(feature = "tokio"))]
 /// # fn main() {}
 /// ```
-pub fn retry<P, F, Fut, T, E>(policy: P, op: F) -> Retry<F, P>
+pub fn retry<P, F, Fut, T, E>(policy: P, op: F) -> Retry<AsyncFn<F>, P>
 where
-    P: Policy,
+    P: IntoPolicy,
     F: FnMut(Attempt) -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    Retry::with_defaults(
-        op,
+    Retry::new(
+        AsyncFn(op),
         policy,
-        DefaultSleeper::default(),
-        DefaultClock::default(),
+        Hooks::with_time(DefaultSleeper::default(), DefaultClock::default()),
     )
 }
 
-/// `.retry(policy)` on any async operation that takes no arguments.
+/// `.retry(policy)` on any async operation that takes no arguments, as backon's users expect.
+///
+/// The README's one-line use, run against a loopback server that answers the first request
+/// with a 503 and the second with "ok":
+///
+/// ```
+/// # #[cfg(all(feature = "reqwest", feature = "tracing"))]
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let url = format!("http://{}/status", listener.local_addr().unwrap());
+/// # let server = tokio::spawn(async move {
+/// #     for (status, body) in [("503 Service Unavailable", "busy"), ("200 OK", "ok")] {
+/// #         let (mut socket, _) = listener.accept().await.unwrap();
+/// #         let (mut head, mut buf) = (Vec::new(), [0u8; 1024]);
+/// #         while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+/// #             let n = socket.read(&mut buf).await.unwrap();
+/// #             if n == 0 { break; }
+/// #             head.extend_from_slice(&buf[..n]);
+/// #         }
+/// #         let reply = format!(
+/// #             "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+/// #             body.len()
+/// #         );
+/// #         socket.write_all(reply.as_bytes()).await.unwrap();
+/// #     }
+/// # });
+/// use std::time::Duration;
+/// use stagger::policy::ExponentialFullJitter;
+/// use stagger::{Failure, Retryable};
+///
+/// let fetch = || async { reqwest::get(&url).await?.error_for_status()?.text().await };
+///
+/// let reply = (|| async { fetch().await })
+///     .retry(ExponentialFullJitter::new().with_max_attempts(4))
+///     .timeout(Duration::from_secs(2))
+///     .classify(|e| if e.is_timeout() { Failure::Timeout } else { Failure::Retryable })
+///     .notify(|event| tracing::warn!(?event, "retrying"))
+///     .await;
+/// assert_eq!(reply.unwrap(), "ok"); // the 503 was retried
+/// # server.await.unwrap(); // and the server saw exactly two requests
+/// # }
+/// # #[cfg(not(all(feature = "reqwest", feature = "tracing")))]
+/// # fn main() {}
+/// ```
 pub trait Retryable<T, E, Fut>: Sized
 where
     Fut: Future<Output = Result<T, E>>,
 {
     /// Retries this operation under `policy`; see [`retry`].
-    fn retry<P: Policy>(self, policy: P) -> Retry<impl FnMut(Attempt) -> Fut, P>;
+    fn retry<P: IntoPolicy>(self, policy: P) -> Retry<AsyncFn<impl FnMut(Attempt) -> Fut>, P>;
 }
 
 impl<F, Fut, T, E> Retryable<T, E, Fut> for F
@@ -126,33 +141,35 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    fn retry<P: Policy>(mut self, policy: P) -> Retry<impl FnMut(Attempt) -> Fut, P> {
+    fn retry<P: IntoPolicy>(mut self, policy: P) -> Retry<AsyncFn<impl FnMut(Attempt) -> Fut>, P> {
         retry(policy, move |_: Attempt| self())
     }
 }
 
-impl<F, P, S, K> Retry<F, P, ByKind, S, K, Unlimited, ()> {
-    pub(crate) fn with_defaults(op: F, policy: P, sleeper: S, clock: K) -> Self {
+impl<O, P, H> Retry<O, P, H> {
+    pub(crate) const fn new(op: O, policy: P, hooks: H) -> Self {
         Self {
             op,
             policy,
-            options: RunOptions::new(),
-            nested: Nested::SingleAttempt,
-            classifier: ByKind,
-            sleeper,
-            clock,
-            budget: Unlimited,
-            notify: (),
+            settings: Settings::new(),
+            hooks,
+            attempt_limit: u32::MAX,
         }
     }
-}
 
-impl<F, P, C, S, K, B, N> Retry<F, P, C, S, K, B, N> {
-    /// One end-to-end deadline, `timeout` after the first attempt starts. It covers every
-    /// attempt and every wait; each attempt is told the time left. An async attempt still
-    /// running at the deadline is cancelled (its future dropped) and counts as a timeout.
+    /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
+    /// do when nested, as a configuration file's `RetrySpec::to_settings` gives them.
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// One end-to-end deadline, `timeout` after the run starts (its first poll, or its call).
+    /// It covers every attempt and every wait; each attempt is told the time left. An async
+    /// attempt still running at the deadline is cancelled (its future dropped) and counts as a
+    /// timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.options = self.options.with_timeout(timeout);
+        self.settings = self.settings.with_timeout(timeout);
         self
     }
 
@@ -162,7 +179,7 @@ impl<F, P, C, S, K, B, N> Retry<F, P, C, S, K, B, N> {
     /// [`ManualClock`](stagger_core::ManualClock) or a clock started earlier with
     /// `starting_now`). Otherwise, use [`timeout`](Retry::timeout).
     pub fn deadline(mut self, deadline: Timestamp) -> Self {
-        self.options = self.options.with_deadline(deadline);
+        self.settings = self.settings.with_deadline(deadline);
         self
     }
 
@@ -170,503 +187,156 @@ impl<F, P, C, S, K, B, N> Retry<F, P, C, S, K, B, N> {
     /// retried only after a failure known to have had no effect, such as a refused connection
     /// or a 429: never after a timeout or a 5xx whose effect is uncertain.
     pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.options = self.options.with_idempotent(idempotent);
+        self.settings = self.settings.with_idempotent(idempotent);
         self
     }
 
     /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
     /// stops the run; a shorter request is a floor under the next delay, never undercut.
     pub fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.options = self.options.with_max_server_wait(limit);
+        self.settings = self.settings.with_max_server_wait(limit);
         self
     }
 
     /// What to do when running inside another executor's attempt (default
     /// [`Nested::SingleAttempt`]).
+    ///
+    /// The mark is held only while an attempt's own code runs (its synchronous call, or a poll
+    /// of its future). Detection covers an executor started while another's attempt runs on
+    /// the same thread, or is polled in the same async task, on any runtime; work spawned onto
+    /// another task or thread is not nested. One exception: an executor that runs other tasks
+    /// *inside* an attempt (a `block_on` within a blocking operation, say) runs them under the
+    /// mark, and their retries count as nested.
     pub fn when_nested(mut self, nested: Nested) -> Self {
-        self.nested = nested;
+        self.settings = self.settings.with_nested(nested);
         self
     }
 
-    /// Decides which errors are worth retrying: any `Fn(&E) -> Failure`.
-    pub fn classify<C2>(self, classifier: C2) -> Retry<F, P, C2, S, K, B, N> {
-        let Retry {
-            op,
-            policy,
-            options,
-            nested,
-            sleeper,
-            clock,
-            budget,
-            notify,
-            ..
-        } = self;
-        Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            notify,
-        }
+    /// Allows at most `max` attempts, whatever the policy says: an operation that cannot be
+    /// repeated.
+    #[cfg(feature = "reqwest")]
+    pub(crate) fn attempt_limit(mut self, max: u32) -> Self {
+        self.attempt_limit = self.attempt_limit.min(max);
+        self
+    }
+}
+
+impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
+    /// Decides which errors are worth retrying, and how: any `Fn(&E) -> Failure`, whose
+    /// argument is inferred. [`retry_any`](crate::classify::retry_any) retries everything, if
+    /// you mean it.
+    pub fn classify<C2>(self, classifier: C2) -> Retry<O, P, Hooks<C2, V, S, K, B, N>>
+    where
+        C2: Fn(&O::Error) -> Failure,
+    {
+        self.classifier(classifier)
+    }
+
+    /// Decides which errors are worth retrying with a [`Classifier`] of any type, such as the
+    /// [`HttpClassifier`](crate::http::HttpClassifier) for an operation whose error is an HTTP
+    /// response.
+    pub fn classifier<C2>(self, classifier: C2) -> Retry<O, P, Hooks<C2, V, S, K, B, N>>
+    where
+        C2: Classifier<O::Error>,
+    {
+        self.with_hooks(|hooks| hooks.classifier(classifier))
+    }
+
+    /// Looks at every successful value too: `None` accepts it, a [`Failure`] retries it like an
+    /// error (a 200 whose body says "try later", an empty page). When the run gives up on such
+    /// a value, the [`RetryError`](crate::RetryError) hands it back
+    /// ([`last_value`](crate::RetryError::last_value)) with the reason.
+    ///
+    /// ```
+    /// use stagger::policy::Immediate;
+    /// use stagger::Failure;
+    ///
+    /// let pages = ["", "", "page"];
+    /// let page = stagger::blocking::retry(Immediate::new(), |attempt| {
+    ///     Ok::<_, std::io::Error>(pages[attempt.number as usize - 1])
+    /// })
+    /// .classify_ok(|page| page.is_empty().then_some(Failure::Retryable))
+    /// .call();
+    /// assert_eq!(page.unwrap(), "page");
+    ///
+    /// let error = stagger::blocking::retry(Immediate::new().with_max_attempts(2), |_| {
+    ///     Ok::<_, std::io::Error>("")
+    /// })
+    /// .classify_ok(|page| page.is_empty().then_some(Failure::Retryable))
+    /// .call()
+    /// .unwrap_err();
+    /// assert_eq!(error.last_value(), Some(&"")); // the last page, with why the run gave up
+    /// assert_eq!(error.summary().attempts, 2);
+    /// ```
+    pub fn classify_ok<V2>(self, classifier: V2) -> Retry<O, P, Hooks<C, V2, S, K, B, N>>
+    where
+        V2: Fn(&O::Value) -> Option<Failure>,
+    {
+        self.ok_classifier(classifier)
+    }
+
+    /// Looks at every successful value with a [`ClassifyOk`] of any type, such as the
+    /// [`HttpClassifier`](crate::http::HttpClassifier) for an operation that returns every
+    /// response as `Ok`; see [`classify_ok`](Retry::classify_ok).
+    pub fn ok_classifier<V2>(self, classifier: V2) -> Retry<O, P, Hooks<C, V2, S, K, B, N>>
+    where
+        V2: ClassifyOk<O::Value>,
+    {
+        self.with_hooks(|hooks| hooks.ok(classifier))
     }
 
     /// Waits with `sleeper`: any `Fn(Duration) -> impl Future` for async, any `Fn(Duration)`
     /// for blocking.
-    pub fn sleeper<S2>(self, sleeper: S2) -> Retry<F, P, C, S2, K, B, N> {
-        let Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            clock,
-            budget,
-            notify,
-            ..
-        } = self;
-        Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            notify,
-        }
+    pub fn sleeper<S2>(self, sleeper: S2) -> Retry<O, P, Hooks<C, V, S2, K, B, N>> {
+        self.with_hooks(|hooks| hooks.sleeper(sleeper))
     }
 
     /// Reads time from `clock`, for the deadline and the summary.
-    pub fn clock<K2>(self, clock: K2) -> Retry<F, P, C, S, K2, B, N> {
-        let Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            budget,
-            notify,
-            ..
-        } = self;
-        Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            notify,
-        }
+    pub fn clock<K2>(self, clock: K2) -> Retry<O, P, Hooks<C, V, S, K2, B, N>> {
+        self.with_hooks(|hooks| hooks.clock(clock))
     }
 
     /// Retries only as far as `budget` allows; share one budget (through an `Arc`) across a
     /// service to bound the extra load retries add.
-    pub fn budget<B2>(self, budget: B2) -> Retry<F, P, C, S, K, B2, N> {
-        let Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            notify,
-            ..
-        } = self;
-        Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            notify,
-        }
+    pub fn budget<B2>(self, budget: B2) -> Retry<O, P, Hooks<C, V, S, K, B2, N>> {
+        self.with_hooks(|hooks| hooks.budget(budget))
     }
 
-    /// Calls `hook` before every retry that will actually happen, with the attempt number, the
-    /// error, the delay, the elapsed time and the time left. (If the wait then overruns the
-    /// deadline, because the sleeper overslept, the next attempt does not start after all.)
-    pub fn notify<N2>(self, hook: N2) -> Retry<F, P, C, S, K, B, N2> {
-        let Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            ..
-        } = self;
-        Retry {
-            op,
-            policy,
-            options,
-            nested,
-            classifier,
-            sleeper,
-            clock,
-            budget,
-            notify: hook,
-        }
-    }
-
-    /// The run's options with nesting resolved for the current thread.
-    pub(crate) fn run_options(&self) -> RunOptions {
-        let nested = self.nested == Nested::SingleAttempt && nesting::inside_an_attempt();
-        self.options.with_nested(nested)
-    }
-}
-
-/// The result of a retried operation together with what the executor did, on success too.
-#[derive(Debug)]
-#[non_exhaustive]
-pub struct Outcome<T, E> {
-    /// The operation's value, or why the executor gave up.
-    pub result: Result<T, RetryError<E>>,
-    /// Attempts made, time waited, time elapsed.
-    pub summary: Summary,
-}
-
-impl<F, P, C, S, K, B, N, Fut, T, E> Retry<F, P, C, S, K, B, N>
-where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    P: Policy,
-    C: Classifier<E>,
-    S: Sleeper,
-    K: Clock,
-    B: Budget,
-    N: Notify<E>,
-{
-    /// Runs the retries and yields the [`Outcome`]: the result and the run's summary, which
-    /// `.await` alone does not report.
-    pub fn outcome(self) -> RetryFuture<F, Fut, P, C, S, K, B, N, T, E> {
-        RetryFuture {
-            start: Some(self),
-            run: None,
-            span: trace::RunSpan::new(),
-            last_error: None,
-            state: State::Idle,
-            _output: PhantomData,
-        }
-    }
-}
-
-impl<F, P, C, S, K, B, N, Fut, T, E> IntoFuture for Retry<F, P, C, S, K, B, N>
-where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    P: Policy,
-    C: Classifier<E>,
-    S: Sleeper,
-    K: Clock,
-    B: Budget,
-    N: Notify<E>,
-{
-    type Output = Result<T, RetryError<E>>;
-    type IntoFuture = ResultFuture<F, Fut, P, C, S, K, B, N, T, E>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        ResultFuture {
-            inner: self.outcome(),
-        }
-    }
-}
-
-pin_project! {
-    /// The future of `.await` on a [`Retry`]: the operation's result.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ResultFuture<F, Fut, P, C, S: Sleeper, K, B, N, T, E> {
-        #[pin]
-        inner: RetryFuture<F, Fut, P, C, S, K, B, N, T, E>,
-    }
-}
-
-impl<F, P, C, S, K, B, N, Fut, T, E> Future for ResultFuture<F, Fut, P, C, S, K, B, N, T, E>
-where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    P: Policy,
-    C: Classifier<E>,
-    S: Sleeper,
-    K: Clock,
-    B: Budget,
-    N: Notify<E>,
-{
-    type Output = Result<T, RetryError<E>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map(|outcome| outcome.result)
-    }
-}
-
-pin_project! {
-    #[project = StateProj]
-    enum State<Fut, Sl> {
-        // Between attempts: the next one starts on the next poll.
-        Idle,
-        // An attempt runs, raced against the deadline.
-        Running { #[pin] attempt: Fut, #[pin] deadline: Option<Sl> },
-        // Waiting before the next attempt.
-        Sleeping { #[pin] wait: Sl },
-        // The outcome was delivered.
-        Done,
-    }
-}
-
-pin_project! {
-    /// The future of a [`Retry`]'s [`outcome`](Retry::outcome).
-    #[must_use = "futures do nothing unless polled"]
-    pub struct RetryFuture<F, Fut, P, C, S: Sleeper, K, B, N, T, E> {
-        start: Option<Retry<F, P, C, S, K, B, N>>,
-        run: Option<Driver<F, P, C, S, K, B, N>>,
-        span: trace::RunSpan,
-        last_error: Option<E>,
-        #[pin]
-        state: State<Fut, S::Sleep>,
-        _output: PhantomData<fn() -> T>,
-    }
-}
-
-/// A started run and the parts that drive it.
-pub(crate) struct Driver<F, P, C, S, K, B, N> {
-    pub(crate) run: Run<P, B>,
-    /// When the next attempt starts, if known without reading the clock: the start of the run,
-    /// or the end of the last attempt plus the wait since.
-    resume_at: Option<Timestamp>,
-    pub(crate) op: F,
-    classifier: C,
-    pub(crate) sleeper: S,
-    pub(crate) clock: K,
-    notify: N,
-}
-
-impl<F, P, C, S, K, B, N> Driver<F, P, C, S, K, B, N>
-where
-    P: Policy,
-    K: Clock,
-    B: Budget,
-{
-    #[inline(always)]
-    pub(crate) fn start(retry: Retry<F, P, C, S, K, B, N>) -> Self {
-        let options = retry.run_options();
-        let now = retry.clock.now();
-        Self {
-            run: Run::with_budget(retry.policy, retry.budget, options, now),
-            resume_at: Some(now),
-            op: retry.op,
-            classifier: retry.classifier,
-            sleeper: retry.sleeper,
-            clock: retry.clock,
-            notify: retry.notify,
-        }
-    }
-
-    /// The time at which the next attempt starts. Without a deadline, nothing depends on it
-    /// but the reported elapsed times, so it is taken from the last reading plus the wait since
-    /// instead of the clock: one clock read per attempt instead of two. With a deadline, the
-    /// clock is read, since the time left must be exact.
-    #[inline(always)]
-    pub(crate) fn attempt_time(&mut self) -> Timestamp {
-        match (self.run.deadline(), self.resume_at.take()) {
-            (None, Some(at)) => at,
-            _ => self.clock.now(),
-        }
-    }
-
-    /// Decides after an attempt failed with `error`: the hook hears of a retry before it
-    /// happens.
-    #[inline(always)]
-    pub(crate) fn failed<E>(&mut self, now: Timestamp, error: &E) -> Result<Planned, Stopped>
+    /// Calls `hook` before every retry that will actually happen, with the attempt number,
+    /// what it returned, the delay, the elapsed time and the time left; its argument is
+    /// inferred. (If the wait then overruns the deadline, because the sleeper overslept, the
+    /// next attempt does not start after all.)
+    pub fn notify<N2>(self, hook: N2) -> Retry<O, P, Hooks<C, V, S, K, B, N2>>
     where
-        C: Classifier<E>,
-        N: Notify<E>,
+        N2: FnMut(&RetryEvent<'_, O::Value, O::Error>),
     {
-        let failure = self.classifier.classify(error);
-        let retry = self.run.failed(now, failure)?;
-        // After a server-directed wait the clock is read again: the floor must hold for real.
-        if retry.server_wait.is_none() {
-            self.resume_at = Some(now.saturating_add(retry.delay));
-        }
-        notify::retrying(&mut self.notify, &retry, error, failure);
-        Ok(retry)
+        self.notifier(hook)
     }
-}
 
-impl<F, P, C, S, K, B, N> Driver<F, P, C, S, K, B, N> {
-    /// The outcome of a run that gave up: the hook and the trace hear of it first.
-    pub(crate) fn stopped<T, E>(&mut self, stopped: Stopped, last_error: Option<E>) -> Outcome<T, E>
+    /// Tells `notifier`, a [`Notify`] of any type, of every retry and of the give-up.
+    pub fn notifier<N2>(self, notifier: N2) -> Retry<O, P, Hooks<C, V, S, K, B, N2>>
     where
-        N: Notify<E>,
+        N2: Notify<O::Value, O::Error>,
     {
-        self.notify.gave_up(&stopped, last_error.as_ref());
-        outcome_of(stopped, last_error)
+        self.with_hooks(|hooks| hooks.notify(notifier))
     }
-}
 
-fn outcome_of<T, E>(stopped: Stopped, last_error: Option<E>) -> Outcome<T, E> {
-    trace::gave_up(&stopped);
-    Outcome {
-        summary: stopped.summary,
-        result: Err(RetryError::new(stopped, last_error)),
-    }
-}
-
-impl<F, P, C, S, K, B, N, Fut, T, E> Future for RetryFuture<F, Fut, P, C, S, K, B, N, T, E>
-where
-    F: FnMut(Attempt) -> Fut,
-    Fut: Future<Output = Result<T, E>>,
-    P: Policy,
-    C: Classifier<E>,
-    S: Sleeper,
-    K: Clock,
-    B: Budget,
-    N: Notify<E>,
-{
-    type Output = Outcome<T, E>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome<T, E>> {
-        let mut this = self.project();
-        if let Some(retry) = this.start.take() {
-            *this.run = Some(Driver::start(retry));
-        }
-        let Some(driver) = this.run.as_mut() else {
-            panic!("RetryFuture polled after it completed");
-        };
-        let _span = this.span.enter();
-        let mut early_fires = 0u32;
-        loop {
-            match this.state.as_mut().project() {
-                StateProj::Idle => {
-                    let now = driver.attempt_time();
-                    if let Some(rest) = driver.run.too_early(now) {
-                        // The sleeper woke before the server's wait was over: wait again, and
-                        // yield, so that a sleeper that keeps waking early cannot spin here.
-                        let wait = driver.sleeper.sleep(rest);
-                        this.state.set(State::Sleeping { wait });
-                        cx.waker().wake_by_ref();
-                        return Poll::Pending;
-                    }
-                    let attempt = match driver.run.begin(now) {
-                        Ok(attempt) => attempt,
-                        Err(stop) => {
-                            this.state.set(State::Done);
-                            return Poll::Ready(driver.stopped(stop, this.last_error.take()));
-                        }
-                    };
-                    let future = {
-                        let _inside = nesting::enter();
-                        (driver.op)(attempt)
-                    };
-                    // Armed after the operation's synchronous part, for the time really left.
-                    let deadline = driver.run.deadline().map(|at| {
-                        let left = at.saturating_duration_since(driver.clock.now());
-                        driver.sleeper.sleep(left)
-                    });
-                    this.state.set(State::Running {
-                        attempt: future,
-                        deadline,
-                    });
-                }
-                StateProj::Running {
-                    attempt,
-                    mut deadline,
-                } => {
-                    let polled = {
-                        let _inside = nesting::enter();
-                        attempt.poll(cx)
-                    };
-                    let next = match polled {
-                        Poll::Ready(Ok(value)) => match driver.run.succeeded(driver.clock.now()) {
-                            Ok(summary) => {
-                                this.state.set(State::Done);
-                                trace::succeeded(&summary);
-                                return Poll::Ready(Outcome {
-                                    result: Ok(value),
-                                    summary,
-                                });
-                            }
-                            Err(stop) => Err(stop),
-                        },
-                        Poll::Ready(Err(error)) => {
-                            let next = driver.failed(driver.clock.now(), &error);
-                            *this.last_error = Some(error);
-                            next
-                        }
-                        Poll::Pending => {
-                            let Some(timer) = deadline.as_mut().as_pin_mut() else {
-                                return Poll::Pending;
-                            };
-                            if timer.poll(cx).is_pending() {
-                                return Poll::Pending;
-                            }
-                            // The timer fired; the clock decides. Early: re-arm for the rest.
-                            let now = driver.clock.now();
-                            if let Some(left) = driver.run.deadline().and_then(|at| {
-                                (now < at).then(|| at.saturating_duration_since(now))
-                            }) {
-                                deadline.set(Some(driver.sleeper.sleep(left)));
-                                early_fires += 1;
-                                if early_fires > 3 {
-                                    // A timer that keeps firing at once: yield, do not spin.
-                                    cx.waker().wake_by_ref();
-                                    return Poll::Pending;
-                                }
-                                continue;
-                            }
-                            // The deadline passed mid-attempt: drop the attempt's future, which
-                            // cancels it, and count it as a timeout.
-                            driver.run.failed(now, Failure::Timeout)
-                        }
-                    };
-                    match next {
-                        Ok(retry) if retry.delay.is_zero() => {
-                            // A zero delay does not touch the timer, but it yields: an
-                            // operation that fails at once must not hold the thread for all
-                            // its attempts.
-                            this.state.set(State::Idle);
-                            cx.waker().wake_by_ref();
-                            return Poll::Pending;
-                        }
-                        Ok(retry) => {
-                            let wait = driver.sleeper.sleep(retry.delay);
-                            this.state.set(State::Sleeping { wait });
-                        }
-                        Err(stop) => {
-                            this.state.set(State::Done);
-                            return Poll::Ready(driver.stopped(stop, this.last_error.take()));
-                        }
-                    }
-                }
-                StateProj::Sleeping { wait } => {
-                    ready!(wait.poll(cx));
-                    this.state.set(State::Idle);
-                }
-                StateProj::Done => panic!("RetryFuture polled after it completed"),
-            }
+    /// The same retry with its hooks replaced.
+    fn with_hooks<H2>(self, f: impl FnOnce(Hooks<C, V, S, K, B, N>) -> H2) -> Retry<O, P, H2> {
+        Retry {
+            op: self.op,
+            policy: self.policy,
+            settings: self.settings,
+            hooks: f(self.hooks),
+            attempt_limit: self.attempt_limit,
         }
     }
 }
 
-impl<F, P, C, S, K, B, N> std::fmt::Debug for Retry<F, P, C, S, K, B, N> {
+impl<O, P, H> std::fmt::Debug for Retry<O, P, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Retry")
-            .field("options", &self.options)
-            .field("nested", &self.nested)
+            .field("settings", &self.settings)
             .finish_non_exhaustive()
     }
 }

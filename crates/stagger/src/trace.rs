@@ -1,11 +1,11 @@
 //! `tracing` events, when the `tracing` feature is on; nothing otherwise.
 
 use stagger_core::Failure;
-use stagger_core::engine::{Retry, Stopped, Summary};
+use stagger_core::engine::{PlannedRetry, Stopped, Summary};
 
 /// A retry will happen.
 #[inline]
-pub(crate) fn retrying(retry: &Retry, failure: &Failure) {
+pub(crate) fn retrying(retry: &PlannedRetry, failure: &Failure) {
     #[cfg(feature = "tracing")]
     tracing::debug!(
         target: "stagger",

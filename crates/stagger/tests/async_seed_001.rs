@@ -99,9 +99,13 @@ async fn an_early_timeout_recovers_within_the_shared_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn post_503_get_400_and_the_cap_stop_further_work() {
-    for (method, status) in [("POST", 503), ("GET", 400)] {
+    // A POST's 503 may have taken effect; a GET's 400 is permanent: one attempt each.
+    for (method, status, reason) in [
+        ("POST", 503, StopReason::NotIdempotent),
+        ("GET", 400, StopReason::NotRetryable),
+    ] {
         let (result, attempts, ..) = run(&[(status, 0.25)], 5.0, 0.5, method, 3).await;
-        assert_eq!((result, attempts), (Err(StopReason::NotRetryable), 1));
+        assert_eq!((result, attempts), (Err(reason), 1), "{method} {status}");
     }
     let (result, attempts, _, timeouts) = run(&[(503, 0.25); 4], 5.0, 0.5, "GET", 3).await;
     assert_eq!(
@@ -118,7 +122,10 @@ async fn post_503_get_400_and_the_cap_stop_further_work() {
 #[tokio::test(start_paused = true)]
 async fn the_deadline_cancels_a_slow_call_and_a_zero_budget_makes_none() {
     let (result, _, elapsed, timeouts) = run(&[(503, 0.1)], 0.5, 1.0, "GET", 3).await;
-    assert!(matches!(result, Err(StopReason::WaitExceedsBudget { .. })));
+    assert!(matches!(
+        result,
+        Err(StopReason::WaitExceedsDeadline { .. })
+    ));
     assert_eq!((elapsed, timeouts.len()), (secs(0.1), 1));
 
     // The call would take 99 s; the executor drops it at the 0.5 s deadline.

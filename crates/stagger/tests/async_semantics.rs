@@ -4,7 +4,7 @@
 mod support;
 
 use std::cell::Cell;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -15,8 +15,8 @@ use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
 
 /// A runtime of our own: polls one future to completion with a no-op waker. Timers are
 /// futures that are ready at once.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
+fn block_on<F: IntoFuture>(future: F) -> F::Output {
+    let mut future = pin!(future.into_future());
     let mut cx = Context::from_waker(Waker::noop());
     loop {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
@@ -222,4 +222,118 @@ async fn zero_delay_retries_yield_so_a_timeout_can_interrupt_them() {
     let outcome = tokio::time::timeout(Duration::from_millis(20), retry).await;
     assert!(outcome.is_err(), "the timeout interrupted the retries");
     assert!(attempts.get() > 1 && attempts.get() < u32::MAX);
+}
+
+#[test]
+fn a_refused_value_is_retried_dropped_at_the_retry_and_handed_back_at_the_give_up() {
+    // Each value counts its drops: a refused one must be dropped as soon as the retry is
+    // decided (an HTTP response then frees its connection during the wait), and the last one
+    // comes back with the reason.
+    struct Page(u32, Rc<Cell<u32>>);
+    impl Drop for Page {
+        fn drop(&mut self) {
+            self.1.set(self.1.get() + 1);
+        }
+    }
+    let drops = Rc::new(Cell::new(0));
+    let counter = drops.clone();
+    let dropped_before_next = Rc::new(Cell::new(true));
+    let check = (drops.clone(), dropped_before_next.clone());
+    let policy = Immediate::new().with_max_attempts(3);
+    let Err(error) = block_on(
+        stagger::retry(policy, move |attempt| {
+            // Attempt n starts after n - 1 refused pages were dropped.
+            if check.0.get() != attempt.number - 1 {
+                check.1.set(false);
+            }
+            let page = Page(attempt.number, counter.clone());
+            async move { Ok::<_, Unavailable>(page) }
+        })
+        .classify(|_| Failure::Retryable)
+        .classify_ok(|page| (page.0 < 10).then_some(Failure::Retryable))
+        .sleeper(ready_sleep)
+        .clock(ManualClock::new()),
+    ) else {
+        panic!("every page is refused");
+    };
+    assert!(
+        dropped_before_next.get(),
+        "each refused page is dropped before the next attempt"
+    );
+    assert_eq!(error.reason(), stagger::engine::StopReason::AttemptLimit);
+    assert_eq!(error.summary().attempts, 3);
+    assert_eq!(error.last_value().map(|page| page.0), Some(3));
+    assert_eq!(drops.get(), 2, "the last page is kept");
+    assert!(error.last_error().is_none());
+    drop(error);
+    assert_eq!(drops.get(), 3);
+}
+
+#[test]
+fn a_value_accepted_after_refusals_is_the_result_and_the_hook_saw_the_refused_ones() {
+    let heard = Rc::new(Cell::new(0));
+    let counter = heard.clone();
+    let outcome = block_on(
+        stagger::retry(Immediate::new(), |attempt| async move {
+            Ok::<_, Unavailable>(if attempt.number < 3 { "" } else { "page" })
+        })
+        .classify(|_| Failure::Retryable)
+        .classify_ok(|page| page.is_empty().then_some(Failure::Retryable))
+        .notify(move |event| {
+            assert_eq!(event.result.ok(), Some(&""));
+            counter.set(counter.get() + 1);
+        })
+        .sleeper(ready_sleep)
+        .clock(ManualClock::new())
+        .outcome(),
+    );
+    assert_eq!(outcome.result.unwrap(), "page");
+    assert_eq!((outcome.summary.attempts, heard.get()), (3, 2));
+}
+
+#[test]
+fn an_invalid_configuration_is_a_typed_error_when_the_run_starts() {
+    let calls = Cell::new(0);
+    let error = block_on(
+        stagger::retry(Constant::new().with_max_attempts(0), |_| {
+            calls.set(calls.get() + 1);
+            async { Ok::<(), &str>(()) }
+        })
+        .classify(|_| Failure::Retryable)
+        .sleeper(ready_sleep)
+        .clock(ManualClock::new()),
+    )
+    .unwrap_err();
+    assert_eq!(error.reason(), stagger::engine::StopReason::InvalidConfig);
+    assert_eq!(
+        error.config_error().and_then(stagger::ConfigError::param),
+        Some("max_attempts")
+    );
+    assert_eq!((error.summary().attempts, calls.get()), (0, 0));
+    assert_eq!(
+        error.to_string(),
+        "gave up after 0 attempts in 0 ms (0 ms waiting): the configuration is invalid; \
+         max_attempts must be at least 1 (it counts the first attempt), got 0"
+    );
+}
+
+#[test]
+fn a_configuration_builds_one_policy_per_run_and_none_for_a_first_success() {
+    // Two runs of one full-jitter configuration draw from generators of their own: the first
+    // retries' delays differ (with probability 1 - 2^-64 per pair).
+    use stagger::policy::ExponentialFullJitter;
+    let config = ExponentialFullJitter::new().with_base(Duration::from_secs(1));
+    let first_delay = || {
+        let delay = Cell::new(Duration::ZERO);
+        let _ = block_on(
+            stagger::retry(config, |_| async { Err::<(), _>(Unavailable) })
+                .classify(|_| Failure::Retryable)
+                .notify(|event| delay.set(event.delay))
+                .when_nested(Nested::Retry)
+                .sleeper(ready_sleep)
+                .clock(ManualClock::new()),
+        );
+        delay.get()
+    };
+    assert_ne!(first_delay(), first_delay());
 }

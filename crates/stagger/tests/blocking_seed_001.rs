@@ -66,9 +66,13 @@ fn three_attempts_finish_at_2_25_with_shrinking_propagated_timeouts() {
 
 #[test]
 fn post_503_and_get_400_are_not_retryable_and_the_cap_holds() {
-    for (method, status) in [("POST", 503), ("GET", 400)] {
+    // A POST's 503 may have taken effect; a GET's 400 is permanent: one attempt each.
+    for (method, status, reason) in [
+        ("POST", 503, StopReason::NotIdempotent),
+        ("GET", 400, StopReason::NotRetryable),
+    ] {
         let (result, attempts, ..) = run(&[(status, 0.25)], 5.0, 0.5, method, 3);
-        assert_eq!((result, attempts), (Err(StopReason::NotRetryable), 1));
+        assert_eq!((result, attempts), (Err(reason), 1), "{method} {status}");
     }
     let (result, attempts, _, timeouts) = run(&[(503, 0.25); 4], 5.0, 0.5, "GET", 3);
     assert_eq!((result, attempts), (Err(StopReason::AttemptLimit), 3));
@@ -85,7 +89,10 @@ fn the_ceiling_stops_at_8_and_finishes_at_32_75() {
 #[test]
 fn waits_that_cannot_fit_slow_calls_and_zero_budgets_stop_the_run() {
     let (result, _, now, timeouts) = run(&[(503, 0.1)], 0.5, 1.0, "GET", 3);
-    assert!(matches!(result, Err(StopReason::WaitExceedsBudget { .. })));
+    assert!(matches!(
+        result,
+        Err(StopReason::WaitExceedsDeadline { .. })
+    ));
     assert_eq!((now, timeouts.len()), (at(0.1), 1));
 
     let (result, attempts, now, _) = run(&[(503, 99.0)], 0.5, 0.5, "GET", 3);

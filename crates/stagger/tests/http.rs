@@ -486,7 +486,7 @@ fn run_script(script: Vec<Response<()>>, idempotent: bool, timeout: Option<Durat
         }
     })
     .idempotent(idempotent)
-    .classify(HttpClassifier::with_clock(date()))
+    .classifier(HttpClassifier::with_clock(date()))
     .sleeper(|d: Duration| {
         waits.borrow_mut().push(d);
         clock.advance(d);
@@ -551,7 +551,7 @@ fn a_retry_after_that_cannot_fit_the_deadline_gives_up_now() {
     );
     assert_eq!(
         run.result,
-        Err(StopReason::WaitExceedsBudget {
+        Err(StopReason::WaitExceedsDeadline {
             wait: secs(2),
             remaining: secs(1)
         })
@@ -566,7 +566,7 @@ fn post_503_is_not_retried_unless_it_has_an_idempotency_key() {
     let script = || vec![response(503, &[]), response(200, &[])];
 
     let run = run_script(script(), is_idempotent(&Method::POST, &plain), None);
-    assert_eq!(run.result, Err(StopReason::NotRetryable));
+    assert_eq!(run.result, Err(StopReason::NotIdempotent));
     assert_eq!((run.attempts, run.waits.len()), (1, 0));
 
     // Not even when the server named a wait: the first attempt may have taken effect.
@@ -575,7 +575,7 @@ fn post_503_is_not_retried_unless_it_has_an_idempotency_key() {
         is_idempotent(&Method::POST, &plain),
         None,
     );
-    assert_eq!(run.result, Err(StopReason::NotRetryable));
+    assert_eq!(run.result, Err(StopReason::NotIdempotent));
 
     let run = run_script(script(), is_idempotent(&Method::POST, &keyed), None);
     assert_eq!((run.result, run.attempts), (Ok(()), 2));

@@ -9,7 +9,9 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use stagger::{AnyConfig, Clock, Failure, ManualClock, Param, PolicyKind, SeededRng, Timestamp};
+use stagger::{
+    AnyConfig, Clock, Failure, ManualClock, Param, PolicyConfig, PolicyKind, SeededRng, Timestamp,
+};
 
 #[derive(Debug, Clone, Copy)]
 enum Event {

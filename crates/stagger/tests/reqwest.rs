@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
-use stagger::budget::{Budget, TokenBucket, TokenBucketConfig};
+use stagger::budget::{Budget, TokenBucket, TokenBucketBudget};
 use stagger::clock::MonotonicClock;
 use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate};
-use stagger::reqwest::{GaveUp, RetryMiddleware, RetryOverrides};
-use stagger::{Clock, Failure, PolicyConfig, RetryReport, Timestamp};
+use stagger::reqwest::{RetryMiddleware, RetryOverrides};
+use stagger::{Clock, Failure, PolicyConfig, RetryError, RetryReport, Timestamp};
 
 #[path = "support/server.rs"]
 mod server;
@@ -34,9 +34,7 @@ fn quick() -> ExponentialFullJitter {
         .with_max_attempts(4)
 }
 
-fn client(
-    middleware: RetryMiddleware<impl Budget + Clone + Send + Sync + 'static>,
-) -> ClientWithMiddleware {
+fn client(middleware: impl reqwest_middleware::Middleware) -> ClientWithMiddleware {
     ClientBuilder::new(reqwest::Client::new())
         .with(middleware)
         .build()
@@ -59,10 +57,11 @@ fn report(response: &reqwest::Response) -> RetryReport {
         .expect("the middleware reports on every response")
 }
 
-fn gave_up(error: &Error) -> &GaveUp {
+/// The middleware's own error: why it gave up without a response.
+fn gave_up(error: &Error) -> &RetryError<Error> {
     match error {
-        Error::Middleware(e) => e.downcast_ref::<GaveUp>().expect("a GaveUp"),
-        Error::Reqwest(e) => panic!("expected the middleware's GaveUp, got {e}"),
+        Error::Middleware(e) => e.downcast_ref::<RetryError<Error>>().expect("a RetryError"),
+        Error::Reqwest(e) => panic!("expected the middleware's RetryError, got {e}"),
     }
 }
 
@@ -135,8 +134,8 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
             .unwrap_err();
         let took = elapsed(&clock);
         let gave_up = gave_up(&error);
-        assert_eq!(gave_up.reason, StopReason::Deadline);
-        assert_eq!(gave_up.summary.attempts, 2);
+        assert_eq!(gave_up.reason(), StopReason::Deadline);
+        assert_eq!(gave_up.summary().attempts, 2);
         assert!(
             Duration::from_millis(450) <= took && took < Duration::from_secs(2),
             "stopped after {took:?}"
@@ -249,8 +248,8 @@ async fn a_streaming_body_still_keeps_the_deadline() {
             .unwrap_err();
         let took = elapsed(&clock);
         let gave_up = gave_up(&error);
-        assert_eq!(gave_up.reason, StopReason::Deadline);
-        assert_eq!(gave_up.summary.attempts, 1);
+        assert_eq!(gave_up.reason(), StopReason::Deadline);
+        assert_eq!(gave_up.summary().attempts, 1);
         assert!(took < Duration::from_secs(2), "stopped after {took:?}");
     })
     .await;
@@ -344,7 +343,7 @@ async fn one_budget_is_shared_by_every_request() {
     bounded(async {
         let server = start_server().await;
         // Ten tokens, five per retry: two retries in all, whatever the number of requests.
-        let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(10.0)).unwrap();
+        let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD.with_capacity(10.0)).unwrap();
         let client = client(
             RetryMiddleware::new(Immediate::new().with_max_attempts(3))
                 .unwrap()
@@ -423,9 +422,9 @@ async fn a_spent_deadline_sends_nothing_and_a_bad_override_is_a_typed_error() {
             .await
             .unwrap_err();
         let gave_up = gave_up(&error);
-        assert_eq!(gave_up.reason, StopReason::Deadline);
-        assert_eq!(gave_up.summary.attempts, 0);
-        assert!(gave_up.last_error.is_none());
+        assert_eq!(gave_up.reason(), StopReason::Deadline);
+        assert_eq!(gave_up.summary().attempts, 0);
+        assert!(gave_up.last_error().is_none());
 
         let error = client
             .get(server.url("/never"))
@@ -500,6 +499,81 @@ async fn a_client_timeout_is_retried_for_a_get_but_not_for_a_post() {
             "{error}"
         );
         assert_eq!(server.count("/stall-post"), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_body_slower_than_the_deadline_fails_at_the_deadline() {
+    bounded(async {
+        let server = start_server().await;
+        // `/trickle` sends its head at once and its body over 3 s: the 500 ms deadline covers
+        // the body too, because each attempt's reqwest timeout is the time left.
+        let client = client(
+            RetryMiddleware::new(quick())
+                .unwrap()
+                .timeout(Duration::from_millis(500)),
+        );
+        let clock = MonotonicClock::starting_now();
+        let response = client.get(server.url("/trickle")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert!(
+            elapsed(&clock) < Duration::from_millis(300),
+            "the head came at once"
+        );
+        let error = response.bytes().await.unwrap_err();
+        let took = elapsed(&clock);
+        assert!(error.is_timeout(), "{error}");
+        assert!(
+            Duration::from_millis(450) <= took && took <= Duration::from_millis(550),
+            "the body failed after {took:?}, not at the 500 ms deadline"
+        );
+        assert_eq!(server.count("/trickle"), 1);
+
+        // A request's own, shorter reqwest timeout still wins: the smaller of the two.
+        let clock = MonotonicClock::starting_now();
+        let response = client
+            .get(server.url("/trickle"))
+            .timeout(Duration::from_millis(200))
+            .send()
+            .await
+            .unwrap();
+        let error = response.bytes().await.unwrap_err();
+        let took = elapsed(&clock);
+        assert!(error.is_timeout(), "{error}");
+        assert!(
+            Duration::from_millis(150) <= took && took <= Duration::from_millis(250),
+            "{took:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_hook_hears_each_retry_with_the_refused_response() {
+    bounded(async {
+        let server = start_server().await;
+        let heard = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = heard.clone();
+        let client = client(
+            RetryMiddleware::new(Immediate::new().with_max_attempts(3))
+                .unwrap()
+                .notify(move |event| {
+                    let status = event.result.map(|r| r.status().as_u16()).ok();
+                    log.lock()
+                        .unwrap()
+                        .push((event.attempt, status, event.failure));
+                }),
+        );
+        let response = client.get(server.url("/always503")).send().await.unwrap();
+        assert_eq!(response.status(), 503);
+        assert_eq!(
+            *heard.lock().unwrap(),
+            [
+                (1, Some(503), Failure::Retryable),
+                (2, Some(503), Failure::Retryable)
+            ]
+        );
     })
     .await;
 }

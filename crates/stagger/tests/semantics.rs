@@ -129,7 +129,7 @@ fn a_server_wait_that_cannot_fit_gives_up_now_and_says_why() {
     .unwrap_err();
     assert_eq!(
         err.reason(),
-        StopReason::WaitExceedsBudget {
+        StopReason::WaitExceedsDeadline {
             wait: Duration::from_secs(10),
             remaining: Duration::from_secs(5)
         }
@@ -201,7 +201,7 @@ fn zero_delays_never_touch_the_sleeper_and_the_hook_hears_only_real_retries() {
     })
     .classify(retryable)
     .sleeper(|_| sleeps.set(sleeps.get() + 1))
-    .notify(|event: &stagger::notify::RetryEvent<'_, Unavailable>| {
+    .notify(|event| {
         events
             .borrow_mut()
             .push((event.attempt, event.delay, event.failure));
@@ -230,7 +230,7 @@ fn the_hook_is_silent_when_the_run_gives_up() {
     let policy = three_attempts().build(SeededRng::new(0)).unwrap();
     let result = stagger::blocking::retry(policy, |_| Err::<(), _>(Failure::Permanent))
         .classify(|f: &Failure| *f)
-        .notify(|_: &stagger::notify::RetryEvent<'_, Failure>| events.set(events.get() + 1))
+        .notify(|_| events.set(events.get() + 1))
         .call();
     assert_eq!(result.unwrap_err().reason(), StopReason::NotRetryable);
     assert_eq!(events.get(), 0);
@@ -336,7 +336,7 @@ fn an_absolute_deadline_on_a_shared_clock() {
     );
     assert!(matches!(
         err.reason(),
-        StopReason::WaitExceedsBudget { .. } | StopReason::Deadline
+        StopReason::WaitExceedsDeadline { .. } | StopReason::Deadline
     ));
     assert!(clock.now() <= Timestamp::from_duration(Duration::from_millis(10_500)));
 
@@ -378,7 +378,7 @@ fn an_inner_retry_error_classifies_itself_for_the_outer_layer() {
 
 #[test]
 fn a_hook_hears_why_the_run_gave_up_budget_refusals_included() {
-    use stagger::budget::{TokenBucket, TokenBucketConfig};
+    use stagger::budget::{TokenBucket, TokenBucketBudget};
     use stagger::engine::Stopped;
     use stagger::notify::{Notify, RetryEvent};
 
@@ -387,16 +387,16 @@ fn a_hook_hears_why_the_run_gave_up_budget_refusals_included() {
         retries: u32,
         gave_up: Option<StopReason>,
     }
-    impl Notify<Failure> for &mut Log {
-        fn notify(&mut self, _: &RetryEvent<'_, Failure>) {
+    impl Notify<(), Failure> for &mut Log {
+        fn notify(&mut self, _: &RetryEvent<'_, (), Failure>) {
             self.retries += 1;
         }
-        fn gave_up(&mut self, stopped: &Stopped, last: Option<&Failure>) {
-            assert_eq!(last, Some(&Failure::Retryable));
+        fn gave_up(&mut self, stopped: &Stopped, last: Option<Result<&(), &Failure>>) {
+            assert_eq!(last, Some(Err(&Failure::Retryable)));
             self.gave_up = Some(stopped.reason);
         }
     }
-    let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD.with_capacity(10.0)).unwrap();
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD.with_capacity(10.0)).unwrap();
     let mut log = Log::default();
     let policy = Constant::new()
         .with_base(Duration::ZERO)
@@ -406,7 +406,7 @@ fn a_hook_hears_why_the_run_gave_up_budget_refusals_included() {
     let err = stagger::blocking::retry(policy, |_| Err::<(), _>(Failure::Retryable))
         .classify(|f: &Failure| *f)
         .budget(&bucket)
-        .notify(&mut log)
+        .notifier(&mut log)
         .call()
         .unwrap_err();
     assert_eq!(err.reason(), StopReason::BudgetExhausted);
@@ -414,4 +414,80 @@ fn a_hook_hears_why_the_run_gave_up_budget_refusals_included() {
         (log.retries, log.gave_up),
         (2, Some(StopReason::BudgetExhausted))
     );
+}
+
+#[test]
+fn the_blocking_executor_takes_a_configuration_and_refuses_an_invalid_one_as_it_starts() {
+    let calls = Cell::new(0);
+    let error = stagger::blocking::retry(three_attempts().with_max_attempts(0), |_| {
+        calls.set(calls.get() + 1);
+        Ok::<(), Unavailable>(())
+    })
+    .classify(retryable)
+    .call()
+    .unwrap_err();
+    assert_eq!(error.reason(), StopReason::InvalidConfig);
+    assert_eq!(
+        error.config_error().and_then(stagger::ConfigError::param),
+        Some("max_attempts")
+    );
+    assert_eq!((error.summary().attempts, calls.get()), (0, 0));
+
+    // A valid configuration runs, with a policy built for the run.
+    let result = stagger::blocking::retry(three_attempts(), |attempt| {
+        if attempt.number < 3 {
+            Err(Unavailable)
+        } else {
+            Ok(attempt.number)
+        }
+    })
+    .classify(retryable)
+    .call();
+    assert_eq!(result.unwrap(), 3);
+}
+
+#[test]
+fn a_refused_value_reaches_the_give_up_hook_and_the_error() {
+    use stagger::engine::Stopped;
+    use stagger::notify::{Notify, RetryEvent};
+
+    #[derive(Default)]
+    struct Log {
+        refused: Vec<u32>,
+        gave_up_with: Option<(StopReason, u32)>,
+    }
+    impl Notify<u32, Unavailable> for &mut Log {
+        fn notify(&mut self, event: &RetryEvent<'_, u32, Unavailable>) {
+            self.refused.extend(event.result.ok());
+        }
+        fn gave_up(&mut self, stopped: &Stopped, last: Option<Result<&u32, &Unavailable>>) {
+            self.gave_up_with = last.and_then(Result::ok).map(|v| (stopped.reason, *v));
+        }
+    }
+    let mut log = Log::default();
+    let error = stagger::blocking::retry(three_attempts(), |attempt| {
+        Ok::<_, Unavailable>(attempt.number * 10)
+    })
+    .classify(retryable)
+    .classify_ok(|value| (*value < 100).then_some(Failure::Retryable))
+    .notifier(&mut log)
+    .call()
+    .unwrap_err();
+    assert_eq!(error.into_last_value(), Some(30));
+    assert_eq!(log.refused, [10, 20]);
+    assert_eq!(log.gave_up_with, Some((StopReason::AttemptLimit, 30)));
+}
+
+#[test]
+fn a_refused_value_of_a_non_idempotent_operation_is_not_repeated_unless_it_had_no_effect() {
+    for (failure, attempts) in [(Failure::Retryable, 1), (Failure::Throttled(None), 3)] {
+        let error = stagger::blocking::retry(three_attempts(), |_| Ok::<_, Unavailable>("busy"))
+            .classify(retryable)
+            .classify_ok(move |_| Some(failure))
+            .idempotent(false)
+            .call()
+            .unwrap_err();
+        assert_eq!(error.summary().attempts, attempts, "{failure:?}");
+        assert_eq!(error.last_value(), Some(&"busy"));
+    }
 }

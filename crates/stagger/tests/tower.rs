@@ -27,7 +27,7 @@ use stagger::budget::Budget;
 use stagger::clock::MonotonicClock;
 use stagger::engine::{Spent, StopReason};
 use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
-use stagger::tower::{Idempotent, RequestTimeout, RetryBody, RetryLayer, RetryReport};
+use stagger::tower::{RetryBody, RetryLayer, RetryOverrides, RetryReport};
 use stagger::{Clock, Failure, Nested, PolicyConfig, RetryError, Timestamp};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
@@ -196,7 +196,7 @@ async fn a_server_wait_that_does_not_fit_the_deadline_gives_up_at_once() {
         assert_eq!(report.summary.attempts, 1);
         assert!(matches!(
             report.gave_up,
-            Some(StopReason::WaitExceedsBudget { .. })
+            Some(StopReason::WaitExceedsDeadline { .. })
         ));
 
         // A wait longer than the longest honoured stops too.
@@ -236,7 +236,7 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
         let mut request = get(server.url("/slow"));
         request
             .extensions_mut()
-            .insert(RequestTimeout(Duration::from_millis(300)));
+            .insert(RetryOverrides::new().timeout(Duration::from_millis(300)));
         let error = send(&mut service, request).await.unwrap_err();
         let took = elapsed(&clock);
 
@@ -280,7 +280,7 @@ async fn a_connection_reset_is_retried_for_a_get_but_not_for_a_post() {
             .body(full("order"))
             .unwrap();
         let error = send(&mut service, request).await.unwrap_err();
-        assert_eq!(error.reason(), StopReason::NotRetryable);
+        assert_eq!(error.reason(), StopReason::NotIdempotent);
         assert_eq!(error.summary().last_failure, Some(Failure::Retryable));
         assert!(error.last_error().is_some());
         assert_eq!(server.count("/reset-post"), 1);
@@ -303,7 +303,7 @@ async fn a_post_is_not_retried_after_a_503_unless_it_has_an_idempotency_key() {
             .unwrap();
         let response = send(&mut service, request).await.unwrap();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(report_of(&response), Some(StopReason::NotRetryable));
+        assert_eq!(report_of(&response), Some(StopReason::NotIdempotent));
 
         let request = Request::post(server.url("/orders-keyed"))
             .header("idempotency-key", "order-1")
@@ -312,11 +312,13 @@ async fn a_post_is_not_retried_after_a_503_unless_it_has_an_idempotency_key() {
         let response = send(&mut service, request).await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
 
-        // The `Idempotent` extension decides as well.
+        // The request's overrides decide as well.
         let mut request = Request::post(server.url("/orders-marked"))
             .body(full("order-2"))
             .unwrap();
-        request.extensions_mut().insert(Idempotent(true));
+        request
+            .extensions_mut()
+            .insert(RetryOverrides::new().idempotent(true));
         let response = send(&mut service, request).await.unwrap();
         assert_eq!(response.status(), StatusCode::CREATED);
 
@@ -475,13 +477,10 @@ async fn zero_delays_retry_at_once_and_the_hook_hears_each_retry() {
         let heard = Arc::new(Mutex::new(Vec::new()));
         let hook = {
             let heard = heard.clone();
-            move |event: &stagger::notify::RetryEvent<
-                '_,
-                stagger::tower::AttemptError<ClientError>,
-            >| {
-                let status = match event.error {
-                    stagger::tower::AttemptError::Status(status) => status.as_u16(),
-                    _ => 0,
+            move |event: &stagger::notify::RetryEvent<'_, Response<Incoming>, ClientError>| {
+                let status = match event.result {
+                    Ok(response) => response.status().as_u16(),
+                    Err(_) => 0,
                 };
                 heard
                     .lock()
@@ -555,4 +554,107 @@ async fn the_future_is_send_and_the_layer_is_clone() {
     let future = service.call(get("http://127.0.0.1:9/".to_owned()));
     assert_send(&future);
     drop(future);
+}
+
+#[tokio::test]
+async fn every_request_draws_its_jitter_from_a_generator_of_its_own() {
+    bounded(async {
+        // Full jitter over [0, 10 s): with a sleeper that returns at once, the hook sees the
+        // delay each request drew before its one retry. A generator shared across requests
+        // (tower's identical-jitter bug) would repeat the same draw.
+        let server = start_server().await;
+        let delays = Arc::new(Mutex::new(Vec::new()));
+        let heard = delays.clone();
+        let policy = ExponentialFullJitter::new()
+            .with_base(Duration::from_secs(10))
+            .with_max_attempts(2);
+        let mut service = RetryLayer::new(policy)
+            .unwrap()
+            .sleeper(|_| std::future::ready(()))
+            .notify(
+                move |event: &stagger::notify::RetryEvent<'_, Response<Incoming>, ClientError>| {
+                    heard.lock().unwrap().push(event.delay);
+                },
+            )
+            .layer(client());
+        for _ in 0..3 {
+            let response = send(&mut service, get(server.url("/always503")))
+                .await
+                .unwrap();
+            assert_eq!(report(&response).summary.attempts, 2);
+        }
+        let delays = delays.lock().unwrap().clone();
+        assert_eq!(delays.len(), 3);
+        assert!(
+            delays[0] != delays[1] && delays[1] != delays[2] && delays[0] != delays[2],
+            "{delays:?}"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_invalid_policy_of_one_request_fails_that_request_before_any_attempt() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick()).unwrap().layer(client());
+        let mut request = get(server.url("/never"));
+        request
+            .extensions_mut()
+            .insert(RetryOverrides::new().policy(Immediate::new().with_max_attempts(0)));
+        let error = send(&mut service, request).await.unwrap_err();
+        assert_eq!(error.reason(), StopReason::InvalidConfig);
+        assert_eq!(
+            error.config_error().and_then(stagger::ConfigError::param),
+            Some("max_attempts")
+        );
+        assert_eq!(error.summary().attempts, 0);
+        assert_eq!(server.count("/never"), 0);
+    })
+    .await;
+}
+
+/// A body that never yields a frame.
+struct Stalled;
+
+impl hyper::body::Body for Stalled {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        Poll::Pending
+    }
+}
+
+#[tokio::test]
+async fn the_deadline_covers_reading_the_body_before_the_first_attempt() {
+    bounded(async {
+        let server = start_server().await;
+        let mut service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_millis(200))
+            .buffer_bodies(1024)
+            .layer(client());
+        let clock = MonotonicClock::starting_now();
+        let request = Request::put(server.url("/orders-stalled"))
+            .body(Stalled.boxed())
+            .unwrap();
+        let error = send(&mut service, request).await.unwrap_err();
+        let took = elapsed(&clock);
+        assert_eq!(error.reason(), StopReason::Deadline);
+        assert_eq!(
+            error.summary().attempts,
+            0,
+            "no attempt: the body never arrived"
+        );
+        assert!(
+            Duration::from_millis(200) <= took && took < Duration::from_secs(1),
+            "{took:?}"
+        );
+        assert_eq!(server.count("/orders-stalled"), 0);
+    })
+    .await;
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use stagger_core::budget::BudgetKind;
 use stagger_core::duration::human;
-use stagger_core::{PolicyKind, Preset};
+use stagger_core::{PolicyConfig, PolicyKind, Preset};
 
 use crate::flags::Failure;
 

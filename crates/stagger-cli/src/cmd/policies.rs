@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use stagger_core::{PolicyKind, Preset};
+use stagger_core::{PolicyConfig, PolicyKind, Preset};
 
 use crate::flags::Failure;
 use crate::render::Table;

@@ -5,7 +5,7 @@ use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
 
-use stagger_core::{AnyConfig, PolicyKind, Preset, Schedule, SeededRng};
+use stagger_core::{AnyConfig, PolicyConfig, PolicyKind, Preset, Schedule, SeededRng};
 
 use crate::cmd::{policies, schedule};
 use crate::flags::Failure;

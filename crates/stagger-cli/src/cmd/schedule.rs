@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::{ArgGroup, ValueEnum};
 use serde::Serialize;
 use stagger_core::duration::human;
-use stagger_core::{AnyConfig, Bounds, ConfigError, Param, Preset, Schedule, SeededRng};
+use stagger_core::{
+    AnyConfig, Bounds, ConfigError, Param, PolicyConfig, Preset, Schedule, SeededRng,
+};
 
 use crate::flags::{self, Failure};
 use crate::render::{self, Table};

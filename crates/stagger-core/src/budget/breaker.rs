@@ -1,5 +1,5 @@
-//! The `breaker` budget: [`Breaker`] and its configuration. The budget's page is the
-//! documentation of [`Breaker`].
+//! The `breaker` budget: [`BreakerBudget`] and its configuration. The budget's page is the
+//! documentation of [`BreakerBudget`].
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -121,10 +121,10 @@ this crate's.
 ## Example
 
 ```
-use stagger_core::budget::{Breaker, BreakerConfig, Budget, Spent};
+use stagger_core::budget::{BreakerBudget, Breaker, Budget, Spent};
 use stagger_core::{Failure, Timestamp};
 
-let breaker = Breaker::new(BreakerConfig::DEFAULT)?;
+let breaker = BreakerBudget::new(Breaker::DEFAULT)?;
 let now = Timestamp::ZERO;
 
 // 9 successes and 1 failure: exactly 10 %, retries allowed.
@@ -157,13 +157,13 @@ const FAILURES: usize = 1;
 /// Parts per million: the threshold's resolution.
 const PPM: u64 = 1_000_000;
 
-/// The configuration of a [`Breaker`]. The budget's page is [`Breaker`]'s documentation.
+/// The configuration of a [`BreakerBudget`]. The budget's page is [`BreakerBudget`]'s documentation.
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::budget::BreakerConfig;
+/// use stagger_core::budget::Breaker;
 ///
-/// let config = BreakerConfig::DEFAULT;
+/// let config = Breaker::DEFAULT;
 /// assert_eq!(config.threshold(), 0.1);
 /// assert_eq!(config.window(), None); // cumulative, as published
 ///
@@ -174,19 +174,19 @@ const PPM: u64 = 1_000_000;
 /// assert_eq!(err.to_string(), "threshold must be in [0, 1] (a failure ratio), got 1.5");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BreakerConfig {
+pub struct Breaker {
     threshold: f64,
     window: Option<Duration>,
 }
 
-impl BreakerConfig {
+impl Breaker {
     /// Brooker's breaker: no retries above a 10 % failure ratio, counted since creation.
     pub const DEFAULT: Self = Self {
         threshold: 0.1,
         window: None,
     };
 
-    /// The defaults, [`BreakerConfig::DEFAULT`].
+    /// The defaults, [`Breaker::DEFAULT`].
     #[must_use]
     pub const fn new() -> Self {
         Self::DEFAULT
@@ -226,12 +226,12 @@ impl BreakerConfig {
     /// ```
     /// use std::time::Duration;
     /// use stagger_core::ConfigError;
-    /// use stagger_core::budget::BreakerConfig;
+    /// use stagger_core::budget::Breaker;
     ///
-    /// assert!(BreakerConfig::DEFAULT.validate().is_ok());
-    /// let nan = BreakerConfig::DEFAULT.with_threshold(f64::NAN).validate().unwrap_err();
+    /// assert!(Breaker::DEFAULT.validate().is_ok());
+    /// let nan = Breaker::DEFAULT.with_threshold(f64::NAN).validate().unwrap_err();
     /// assert!(matches!(nan, ConfigError::NotFinite { param: "threshold", .. }));
-    /// let empty = BreakerConfig::DEFAULT.with_window(Some(Duration::ZERO)).validate();
+    /// let empty = Breaker::DEFAULT.with_window(Some(Duration::ZERO)).validate();
     /// assert_eq!(empty.unwrap_err().param(), Some("window"));
     /// ```
     ///
@@ -264,7 +264,7 @@ impl BreakerConfig {
     }
 }
 
-impl Default for BreakerConfig {
+impl Default for Breaker {
     fn default() -> Self {
         Self::DEFAULT
     }
@@ -274,11 +274,11 @@ impl Default for BreakerConfig {
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::budget::{Breaker, BreakerConfig, Budget};
+/// use stagger_core::budget::{BreakerBudget, Breaker, Budget};
 /// use stagger_core::{Failure, Timestamp};
 ///
-/// let config = BreakerConfig::DEFAULT.with_window(Some(Duration::from_secs(60)));
-/// let breaker = Breaker::new(config)?;
+/// let config = Breaker::DEFAULT.with_window(Some(Duration::from_secs(60)));
+/// let breaker = BreakerBudget::new(config)?;
 /// breaker.on_failure(Timestamp::ZERO, &Failure::Retryable);
 /// assert!(breaker.is_tripped(Timestamp::ZERO));
 /// // A minute later the failure has left the window: retries are allowed again.
@@ -290,8 +290,8 @@ impl Default for BreakerConfig {
 ///
 #[doc = page!()]
 #[derive(Debug)]
-pub struct Breaker {
-    config: BreakerConfig,
+pub struct BreakerBudget {
+    config: Breaker,
     threshold_ppm: u64,
     counts: Counts,
 }
@@ -316,13 +316,13 @@ fn within(successes: u64, failures: u64, threshold_ppm: u64) -> bool {
     u128::from(failures) * u128::from(PPM) <= u128::from(threshold_ppm) * total
 }
 
-impl Breaker {
+impl BreakerBudget {
     /// A breaker with no observations: it allows retries until failures are reported.
     ///
     /// # Errors
     ///
-    /// The configuration's [`ConfigError`] (see [`BreakerConfig::validate`]).
-    pub fn new(config: BreakerConfig) -> Result<Self, ConfigError> {
+    /// The configuration's [`ConfigError`] (see [`Breaker::validate`]).
+    pub fn new(config: Breaker) -> Result<Self, ConfigError> {
         config.validate()?;
         // In [0, 1e6] after validation, so the conversion is exact and cannot saturate.
         let threshold_ppm = (config.threshold * PPM as f64).round() as u64;
@@ -342,7 +342,7 @@ impl Breaker {
 
     /// The configuration.
     #[must_use]
-    pub fn config(&self) -> BreakerConfig {
+    pub fn config(&self) -> Breaker {
         self.config
     }
 
@@ -396,7 +396,7 @@ fn lock(window: &Mutex<Window<2>>) -> MutexGuard<'_, Window<2>> {
     window.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl Budget for Breaker {
+impl Budget for BreakerBudget {
     #[inline]
     fn try_retry(&self, now: Timestamp, _failure: &Failure) -> Option<Spent> {
         (!self.is_tripped(now)).then_some(Spent(0))
@@ -429,9 +429,9 @@ mod tests {
 
     #[test]
     fn the_threshold_is_taken_to_the_nearest_millionth() {
-        let breaker = Breaker::new(BreakerConfig::DEFAULT).unwrap();
+        let breaker = BreakerBudget::new(Breaker::DEFAULT).unwrap();
         assert_eq!(breaker.threshold_ppm, 100_000);
-        let third = Breaker::new(BreakerConfig::DEFAULT.with_threshold(1.0 / 3.0)).unwrap();
+        let third = BreakerBudget::new(Breaker::DEFAULT.with_threshold(1.0 / 3.0)).unwrap();
         assert_eq!(third.threshold_ppm, 333_333);
     }
 }

@@ -16,14 +16,14 @@ fn thousandths(value: f64) -> u64 {
     (value * 1e6).round() as u64 / 1000
 }
 
-/// The configuration of a [`GrpcThrottle`].
+/// The configuration of a [`GrpcThrottleBudget`].
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GrpcThrottleConfig {
+pub struct GrpcThrottle {
     max_tokens: f64,
     token_ratio: f64,
 }
 
-impl GrpcThrottleConfig {
+impl GrpcThrottle {
     /// A6's example: `maxTokens` 10, `tokenRatio` 0.1.
     pub const DEFAULT: Self = Self {
         max_tokens: 10.0,
@@ -89,7 +89,7 @@ impl GrpcThrottleConfig {
     }
 }
 
-impl Default for GrpcThrottleConfig {
+impl Default for GrpcThrottle {
     fn default() -> Self {
         Self::DEFAULT
     }
@@ -98,10 +98,10 @@ impl Default for GrpcThrottleConfig {
 /// gRPC's retry throttle, shared and lock-free. See the [module page](self).
 ///
 /// ```
-/// use stagger_core::budget::{Budget, GrpcThrottle, GrpcThrottleConfig};
+/// use stagger_core::budget::{Budget, GrpcThrottleBudget, GrpcThrottle};
 /// use stagger_core::{Failure, Timestamp};
 ///
-/// let throttle = GrpcThrottle::new(GrpcThrottleConfig::DEFAULT)?;
+/// let throttle = GrpcThrottleBudget::new(GrpcThrottle::DEFAULT)?;
 /// let now = Timestamp::ZERO;
 /// for _ in 0..4 {
 ///     throttle.on_failure(now, &Failure::Retryable);
@@ -112,20 +112,20 @@ impl Default for GrpcThrottleConfig {
 /// # Ok::<(), stagger_core::ConfigError>(())
 /// ```
 #[derive(Debug)]
-pub struct GrpcThrottle {
-    config: GrpcThrottleConfig,
+pub struct GrpcThrottleBudget {
+    config: GrpcThrottle,
     max: u64,
     ratio: u64,
     tokens: AtomicU64,
 }
 
-impl GrpcThrottle {
+impl GrpcThrottleBudget {
     /// A throttle with a full token count.
     ///
     /// # Errors
     ///
     /// The configuration's [`ConfigError`].
-    pub fn new(config: GrpcThrottleConfig) -> Result<Self, ConfigError> {
+    pub fn new(config: GrpcThrottle) -> Result<Self, ConfigError> {
         config.validate()?;
         let max = (config.max_tokens * 1000.0).round() as u64;
         Ok(Self {
@@ -138,7 +138,7 @@ impl GrpcThrottle {
 
     /// The configuration.
     #[must_use]
-    pub fn config(&self) -> GrpcThrottleConfig {
+    pub fn config(&self) -> GrpcThrottle {
         self.config
     }
 
@@ -149,7 +149,7 @@ impl GrpcThrottle {
     }
 }
 
-impl Budget for GrpcThrottle {
+impl Budget for GrpcThrottleBudget {
     #[inline]
     fn try_retry(&self, _now: Timestamp, _failure: &Failure) -> Option<Spent> {
         // Retries are off while tokens <= max / 2, compared exactly in thousandths.

@@ -4,8 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    Breaker, BreakerConfig, Budget, GrpcThrottle, GrpcThrottleConfig, Ratio, RatioConfig, Spent,
-    SreAdaptive, SreAdaptiveConfig, TokenBucket, TokenBucketConfig,
+    Breaker, BreakerBudget, Budget, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget, Spent,
+    SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
 use crate::clock::Timestamp;
 use crate::error::ConfigError;
@@ -124,11 +124,11 @@ impl FromStr for BudgetKind {
 #[non_exhaustive]
 #[allow(missing_docs)] // Each variant is the budget of the same name.
 pub enum AnyBudget {
-    TokenBucket(TokenBucket),
-    Ratio(Ratio),
-    GrpcThrottle(GrpcThrottle),
-    SreAdaptive(SreAdaptive),
-    Breaker(Breaker),
+    TokenBucket(TokenBucketBudget),
+    Ratio(RatioBudget),
+    GrpcThrottle(GrpcThrottleBudget),
+    SreAdaptive(SreAdaptiveBudget),
+    Breaker(BreakerBudget),
 }
 
 impl AnyBudget {
@@ -141,20 +141,20 @@ impl AnyBudget {
     pub fn new(kind: BudgetKind, rng: SeededRng) -> Result<Self, ConfigError> {
         Ok(match kind {
             BudgetKind::AwsStandard => {
-                Self::TokenBucket(TokenBucket::new(TokenBucketConfig::AWS_STANDARD)?)
+                Self::TokenBucket(TokenBucketBudget::new(TokenBucket::AWS_STANDARD)?)
             }
             BudgetKind::Aws2026 => {
-                Self::TokenBucket(TokenBucket::new(TokenBucketConfig::AWS_2026)?)
+                Self::TokenBucket(TokenBucketBudget::new(TokenBucket::AWS_2026)?)
             }
-            BudgetKind::Brooker => Self::TokenBucket(TokenBucket::new(TokenBucketConfig::BROOKER)?),
-            BudgetKind::Finagle => Self::Ratio(Ratio::new(RatioConfig::FINAGLE)?),
+            BudgetKind::Brooker => Self::TokenBucket(TokenBucketBudget::new(TokenBucket::BROOKER)?),
+            BudgetKind::Finagle => Self::Ratio(RatioBudget::new(Ratio::FINAGLE)?),
             BudgetKind::GrpcThrottle => {
-                Self::GrpcThrottle(GrpcThrottle::new(GrpcThrottleConfig::DEFAULT)?)
+                Self::GrpcThrottle(GrpcThrottleBudget::new(GrpcThrottle::DEFAULT)?)
             }
             BudgetKind::SreAdaptive => {
-                Self::SreAdaptive(SreAdaptive::new(SreAdaptiveConfig::DEFAULT, rng)?)
+                Self::SreAdaptive(SreAdaptiveBudget::new(SreAdaptive::DEFAULT, rng)?)
             }
-            BudgetKind::Breaker => Self::Breaker(Breaker::new(BreakerConfig::DEFAULT)?),
+            BudgetKind::Breaker => Self::Breaker(BreakerBudget::new(Breaker::DEFAULT)?),
         })
     }
 }

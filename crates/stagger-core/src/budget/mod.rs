@@ -8,11 +8,11 @@
 //!
 //! | budget | what it bounds | source |
 //! |---|---|---|
-//! | [`TokenBucket`] `aws-standard`, `aws-2026`, `brooker` | retries by a bucket that successes (or calls) refill | AWS SDKs' retry quota; Brooker 2022 |
-//! | [`Ratio`] `finagle` | retries to a percentage of requests over a ttl, plus a floor | Finagle `RetryBudget` |
-//! | [`GrpcThrottle`] `grpc-throttle` | no retries while failures dominate | gRFC A6 retry throttling |
-//! | [`SreAdaptive`] `sre-adaptive` | every attempt, first ones too, to about `K` × accepts | Google SRE book, ch. 21 |
-//! | [`Breaker`] `breaker` | no retries while the failure ratio is above a threshold | Brooker 2022 |
+//! | [`TokenBucketBudget`] `aws-standard`, `aws-2026`, `brooker` | retries by a bucket that successes (or calls) refill | AWS SDKs' retry quota; Brooker 2022 |
+//! | [`RatioBudget`] `finagle` | retries to a percentage of requests over a ttl, plus a floor | Finagle `RetryBudget` |
+//! | [`GrpcThrottleBudget`] `grpc-throttle` | no retries while failures dominate | gRFC A6 retry throttling |
+//! | [`SreAdaptiveBudget`] `sre-adaptive` | every attempt, first ones too, to about `K` × accepts | Google SRE book, ch. 21 |
+//! | [`BreakerBudget`] `breaker` | no retries while the failure ratio is above a threshold | Brooker 2022 |
 //!
 //! [`Budget`] is a small trait that takes `&self`: one budget is shared through an `Arc` by
 //! every request, across threads and tasks. Time comes from the engine's `now`, never from a
@@ -27,17 +27,94 @@ pub mod sre_adaptive;
 pub mod token_bucket;
 mod window;
 
-pub use breaker::{Breaker, BreakerConfig};
-pub use grpc_throttle::{GrpcThrottle, GrpcThrottleConfig};
+pub use breaker::{Breaker, BreakerBudget};
+pub use grpc_throttle::{GrpcThrottle, GrpcThrottleBudget};
 pub use kind::{AnyBudget, BudgetKind};
-pub use ratio::{Ratio, RatioConfig};
-pub use sre_adaptive::{SreAdaptive, SreAdaptiveConfig};
-pub use token_bucket::{TokenBucket, TokenBucketConfig};
+pub use ratio::{Ratio, RatioBudget};
+pub use sre_adaptive::{SreAdaptive, SreAdaptiveBudget};
+pub use token_bucket::{TokenBucket, TokenBucketBudget};
 
+use std::fmt;
 use std::sync::Arc;
 
 use crate::clock::Timestamp;
+use crate::error::ConfigError;
 use crate::failure::Failure;
+use crate::rng::SeededRng;
+
+/// The configuration of a budget: a small `Copy` value, checked and turned into the running
+/// [`Budget`] by [`build`](BudgetConfig::build), as a [`PolicyConfig`](crate::PolicyConfig) is
+/// turned into a running policy.
+///
+/// The names follow one convention across policies and budgets: the configuration bears the
+/// plain name ([`TokenBucket`], [`ExponentialFullJitter`](crate::policy::ExponentialFullJitter)),
+/// and what it builds, the running state, adds the kind ([`TokenBucketBudget`],
+/// [`ExponentialFullJitterPolicy`](crate::policy::ExponentialFullJitterPolicy)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use stagger_core::budget::{BudgetConfig, TokenBucket};
+///
+/// // One bucket, shared by every request of a service.
+/// let shared = Arc::new(TokenBucket::AWS_STANDARD.with_capacity(100.0).budget()?);
+/// assert_eq!(shared.tokens(), 100.0);
+/// assert!(TokenBucket::AWS_STANDARD.with_capacity(-1.0).budget().is_err());
+/// # Ok::<(), stagger_core::ConfigError>(())
+/// ```
+pub trait BudgetConfig: Copy + fmt::Debug {
+    /// The running budget this configuration builds.
+    type Budget: Budget;
+
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the first invalid parameter and its allowed range.
+    fn validate(&self) -> Result<(), ConfigError>;
+
+    /// Checks the configuration and builds the running budget. `rng` feeds the one budget that
+    /// draws (`sre-adaptive`); the others ignore it.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](BudgetConfig::validate).
+    fn build(self, rng: SeededRng) -> Result<Self::Budget, ConfigError>;
+
+    /// Checks the configuration and builds the running budget, with a generator seeded from
+    /// process entropy where it draws.
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](BudgetConfig::validate).
+    fn budget(self) -> Result<Self::Budget, ConfigError> {
+        self.build(SeededRng::from_entropy())
+    }
+}
+
+macro_rules! budget_config {
+    ($($config:ty => $budget:ty, |$c:ident, $rng:ident| $build:expr;)*) => {$(
+        impl BudgetConfig for $config {
+            type Budget = $budget;
+
+            fn validate(&self) -> Result<(), ConfigError> {
+                <$config>::validate(self)
+            }
+
+            fn build(self, $rng: SeededRng) -> Result<$budget, ConfigError> {
+                let $c = self;
+                $build
+            }
+        }
+    )*};
+}
+
+budget_config! {
+    TokenBucket => TokenBucketBudget, |c, _rng| TokenBucketBudget::new(c);
+    Ratio => RatioBudget, |c, _rng| RatioBudget::new(c);
+    GrpcThrottle => GrpcThrottleBudget, |c, _rng| GrpcThrottleBudget::new(c);
+    SreAdaptive => SreAdaptiveBudget, |c, rng| SreAdaptiveBudget::new(c, rng);
+    Breaker => BreakerBudget, |c, _rng| BreakerBudget::new(c);
+}
 
 /// What a granted retry cost, in thousandths of the budget's unit (a token, for a bucket).
 ///
@@ -81,6 +158,34 @@ impl Budget for Unlimited {
     #[inline]
     fn try_retry(&self, _now: Timestamp, _failure: &Failure) -> Option<Spent> {
         Some(Spent(0))
+    }
+}
+
+/// An optional budget: `None` is [`Unlimited`]. A configuration file's budget is optional, so
+/// a layer built from one holds an `Option<Arc<AnyBudget>>`.
+impl<B: Budget> Budget for Option<B> {
+    #[inline]
+    fn admit(&self, now: Timestamp) -> bool {
+        self.as_ref().is_none_or(|b| b.admit(now))
+    }
+    #[inline]
+    fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent> {
+        match self {
+            Some(b) => b.try_retry(now, failure),
+            None => Some(Spent(0)),
+        }
+    }
+    #[inline]
+    fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {
+        if let Some(b) = self {
+            b.on_success(now, last_retry);
+        }
+    }
+    #[inline]
+    fn on_failure(&self, now: Timestamp, failure: &Failure) {
+        if let Some(b) = self {
+            b.on_failure(now, failure);
+        }
     }
 }
 

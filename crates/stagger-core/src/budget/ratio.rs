@@ -15,15 +15,15 @@ pub(crate) const PAGE: &str = include_str!("ratio.md");
 /// Slots in the window.
 const SLOTS: usize = 10;
 
-/// The configuration of a [`Ratio`] budget.
+/// The configuration of a [`RatioBudget`] budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RatioConfig {
+pub struct Ratio {
     ttl: Duration,
     min_per_sec: u32,
     percent: f64,
 }
 
-impl RatioConfig {
+impl Ratio {
     /// Finagle's defaults: ttl 10 s, 10 retries per second, 20 % of requests.
     pub const FINAGLE: Self = Self {
         ttl: Duration::from_secs(10),
@@ -100,7 +100,7 @@ impl RatioConfig {
     }
 }
 
-impl Default for RatioConfig {
+impl Default for Ratio {
     fn default() -> Self {
         Self::FINAGLE
     }
@@ -109,11 +109,11 @@ impl Default for RatioConfig {
 /// Finagle's retry budget, shared and exact. See the [module page](self).
 ///
 /// ```
-/// use stagger_core::budget::{Budget, Ratio, RatioConfig};
+/// use stagger_core::budget::{Budget, RatioBudget, Ratio};
 /// use stagger_core::{Failure, Timestamp};
 ///
 /// // No floor, 60 %: after 100 requests, exactly 60 retries.
-/// let budget = Ratio::new(RatioConfig::FINAGLE.with_min_per_sec(0).with_percent(0.6))?;
+/// let budget = RatioBudget::new(Ratio::FINAGLE.with_min_per_sec(0).with_percent(0.6))?;
 /// let now = Timestamp::ZERO;
 /// for _ in 0..100 {
 ///     budget.admit(now);
@@ -123,20 +123,20 @@ impl Default for RatioConfig {
 /// # Ok::<(), stagger_core::ConfigError>(())
 /// ```
 #[derive(Debug)]
-pub struct Ratio {
-    config: RatioConfig,
+pub struct RatioBudget {
+    config: Ratio,
     reserve: u64,
     percent_ppm: u64,
     window: Mutex<Window<2>>,
 }
 
-impl Ratio {
+impl RatioBudget {
     /// An empty budget (only the floor is available).
     ///
     /// # Errors
     ///
     /// The configuration's [`ConfigError`].
-    pub fn new(config: RatioConfig) -> Result<Self, ConfigError> {
+    pub fn new(config: Ratio) -> Result<Self, ConfigError> {
         config.validate()?;
         let ttl_ms = u64::try_from(config.ttl.as_millis()).unwrap_or(u64::MAX);
         Ok(Self {
@@ -149,7 +149,7 @@ impl Ratio {
 
     /// The configuration.
     #[must_use]
-    pub fn config(&self) -> RatioConfig {
+    pub fn config(&self) -> Ratio {
         self.config
     }
 
@@ -160,7 +160,7 @@ impl Ratio {
     }
 }
 
-impl Budget for Ratio {
+impl Budget for RatioBudget {
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.window().add(now, 0, 1);

@@ -1,5 +1,5 @@
-//! The `sre-adaptive` budget: [`SreAdaptive`] and its configuration. The budget's page is the
-//! documentation of [`SreAdaptive`].
+//! The `sre-adaptive` budget: [`SreAdaptiveBudget`] and its configuration. The budget's page is the
+//! documentation of [`SreAdaptiveBudget`].
 
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -130,10 +130,10 @@ Implemented from that description; the slot granularity and the treatment of eac
 ## Example
 
 ```
-use stagger_core::budget::{Budget, SreAdaptive, SreAdaptiveConfig};
+use stagger_core::budget::{Budget, SreAdaptiveBudget, SreAdaptive};
 use stagger_core::{Failure, SeededRng, Timestamp};
 
-let budget = SreAdaptive::new(SreAdaptiveConfig::DEFAULT, SeededRng::new(7))?;
+let budget = SreAdaptiveBudget::new(SreAdaptive::DEFAULT, SeededRng::new(7))?;
 let now = Timestamp::ZERO;
 
 // Nine attempts, all refused by the backend.
@@ -168,14 +168,14 @@ const REQUESTS: usize = 0;
 /// The window's counter of accepts.
 const ACCEPTS: usize = 1;
 
-/// The configuration of an [`SreAdaptive`] throttle. The budget's page is [`SreAdaptive`]'s
+/// The configuration of an [`SreAdaptiveBudget`] throttle. The budget's page is [`SreAdaptiveBudget`]'s
 /// documentation.
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::budget::SreAdaptiveConfig;
+/// use stagger_core::budget::SreAdaptive;
 ///
-/// let config = SreAdaptiveConfig::DEFAULT;
+/// let config = SreAdaptive::DEFAULT;
 /// assert_eq!(config.k(), 2.0);
 /// assert_eq!(config.window(), Duration::from_secs(120));
 ///
@@ -183,19 +183,19 @@ const ACCEPTS: usize = 1;
 /// assert_eq!(err.to_string(), "k must be at least 1 (1 sends only what was accepted), got 0.5");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SreAdaptiveConfig {
+pub struct SreAdaptive {
     k: f64,
     window: Duration,
 }
 
-impl SreAdaptiveConfig {
+impl SreAdaptive {
     /// The SRE book's settings: `k = 2` over a two-minute window.
     pub const DEFAULT: Self = Self {
         k: 2.0,
         window: Duration::from_secs(120),
     };
 
-    /// The defaults, [`SreAdaptiveConfig::DEFAULT`].
+    /// The defaults, [`SreAdaptive::DEFAULT`].
     #[must_use]
     pub const fn new() -> Self {
         Self::DEFAULT
@@ -234,12 +234,12 @@ impl SreAdaptiveConfig {
     /// ```
     /// use std::time::Duration;
     /// use stagger_core::ConfigError;
-    /// use stagger_core::budget::SreAdaptiveConfig;
+    /// use stagger_core::budget::SreAdaptive;
     ///
-    /// assert!(SreAdaptiveConfig::DEFAULT.validate().is_ok());
-    /// let nan = SreAdaptiveConfig::DEFAULT.with_k(f64::NAN).validate().unwrap_err();
+    /// assert!(SreAdaptive::DEFAULT.validate().is_ok());
+    /// let nan = SreAdaptive::DEFAULT.with_k(f64::NAN).validate().unwrap_err();
     /// assert!(matches!(nan, ConfigError::NotFinite { param: "k", .. }));
-    /// let empty = SreAdaptiveConfig::DEFAULT.with_window(Duration::ZERO).validate().unwrap_err();
+    /// let empty = SreAdaptive::DEFAULT.with_window(Duration::ZERO).validate().unwrap_err();
     /// assert_eq!(empty.param(), Some("window"));
     /// ```
     ///
@@ -272,7 +272,7 @@ impl SreAdaptiveConfig {
     }
 }
 
-impl Default for SreAdaptiveConfig {
+impl Default for SreAdaptive {
     fn default() -> Self {
         Self::DEFAULT
     }
@@ -281,10 +281,10 @@ impl Default for SreAdaptiveConfig {
 /// Google SRE client-side adaptive throttling, shared by every request of a client.
 ///
 /// ```
-/// use stagger_core::budget::{Budget, SreAdaptive, SreAdaptiveConfig};
+/// use stagger_core::budget::{Budget, SreAdaptiveBudget, SreAdaptive};
 /// use stagger_core::{Failure, SeededRng, Timestamp};
 ///
-/// let budget = SreAdaptive::new(SreAdaptiveConfig::DEFAULT, SeededRng::new(1))?;
+/// let budget = SreAdaptiveBudget::new(SreAdaptive::DEFAULT, SeededRng::new(1))?;
 /// let now = Timestamp::ZERO;
 /// // Everything accepted: nothing is ever refused, retries included.
 /// for _ in 0..1000 {
@@ -298,8 +298,8 @@ impl Default for SreAdaptiveConfig {
 ///
 #[doc = page!()]
 #[derive(Debug)]
-pub struct SreAdaptive {
-    config: SreAdaptiveConfig,
+pub struct SreAdaptiveBudget {
+    config: SreAdaptive,
     state: Mutex<State>,
 }
 
@@ -323,7 +323,7 @@ fn probability(k: f64, requests: u64, accepts: u64) -> f64 {
     }
 }
 
-impl SreAdaptive {
+impl SreAdaptiveBudget {
     /// A throttle with empty counts, drawing its refusals from `rng`.
     ///
     /// Give every client its own generator ([`SeededRng::fork`] from a world generator in a
@@ -332,8 +332,8 @@ impl SreAdaptive {
     ///
     /// # Errors
     ///
-    /// The configuration's [`ConfigError`] (see [`SreAdaptiveConfig::validate`]).
-    pub fn new(config: SreAdaptiveConfig, rng: SeededRng) -> Result<Self, ConfigError> {
+    /// The configuration's [`ConfigError`] (see [`SreAdaptive::validate`]).
+    pub fn new(config: SreAdaptive, rng: SeededRng) -> Result<Self, ConfigError> {
         config.validate()?;
         Ok(Self {
             config,
@@ -346,7 +346,7 @@ impl SreAdaptive {
 
     /// The configuration.
     #[must_use]
-    pub fn config(&self) -> SreAdaptiveConfig {
+    pub fn config(&self) -> SreAdaptive {
         self.config
     }
 
@@ -383,7 +383,7 @@ impl SreAdaptive {
     }
 }
 
-impl Budget for SreAdaptive {
+impl Budget for SreAdaptiveBudget {
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.allow(now)
@@ -421,8 +421,8 @@ mod tests {
 
     #[test]
     fn a_tiny_window_does_not_panic() {
-        let config = SreAdaptiveConfig::DEFAULT.with_window(Duration::from_nanos(1));
-        let budget = SreAdaptive::new(config, SeededRng::new(3)).unwrap();
+        let config = SreAdaptive::DEFAULT.with_window(Duration::from_nanos(1));
+        let budget = SreAdaptiveBudget::new(config, SeededRng::new(3)).unwrap();
         assert!(budget.admit(Timestamp::MAX));
         assert_eq!(budget.counts(Timestamp::MAX), (1, 0));
     }

@@ -13,9 +13,9 @@ pub(crate) const PAGE: &str = include_str!("token_bucket.md");
 /// Thousandths of a token.
 const MILLI: f64 = 1000.0;
 
-/// The configuration of a [`TokenBucket`], in tokens.
+/// The configuration of a [`TokenBucketBudget`], in tokens.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TokenBucketConfig {
+pub struct TokenBucket {
     capacity: f64,
     retry_cost: f64,
     timeout_cost: f64,
@@ -26,7 +26,7 @@ pub struct TokenBucketConfig {
     refund: bool,
 }
 
-impl TokenBucketConfig {
+impl TokenBucket {
     /// The AWS SDKs' standard retry quota: 500 tokens, 5 per retry, 10 per timeout retry, +1
     /// per success without retry, the last cost refunded after a retried success.
     pub const AWS_STANDARD: Self = Self {
@@ -115,12 +115,12 @@ impl TokenBucketConfig {
     /// What a retry after an ordinary failure costs, in tokens.
     ///
     /// ```
-    /// use stagger_core::budget::TokenBucketConfig;
-    /// let aws = TokenBucketConfig::AWS_STANDARD;
+    /// use stagger_core::budget::TokenBucket;
+    /// let aws = TokenBucket::AWS_STANDARD;
     /// assert_eq!((aws.capacity(), aws.retry_cost(), aws.timeout_cost()), (500.0, 5.0, 10.0));
     /// assert_eq!((aws.throttle_cost(), aws.success_reward(), aws.call_deposit()), (5.0, 1.0, 0.0));
     /// assert_eq!((aws.reserve(), aws.refund()), (0.0, true));
-    /// let brooker = TokenBucketConfig::BROOKER;
+    /// let brooker = TokenBucket::BROOKER;
     /// assert_eq!((brooker.capacity(), brooker.call_deposit(), brooker.reserve()), (5.0, 0.1, 1.0));
     /// ```
     #[must_use]
@@ -218,18 +218,18 @@ impl TokenBucketConfig {
 /// A shared, lock-free token bucket. See the [module page](self).
 ///
 /// ```
-/// use stagger_core::budget::{Budget, TokenBucket, TokenBucketConfig};
+/// use stagger_core::budget::{Budget, TokenBucketBudget, TokenBucket};
 /// use stagger_core::{Failure, Timestamp};
 ///
-/// let bucket = TokenBucket::new(TokenBucketConfig::AWS_STANDARD)?;
+/// let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD)?;
 /// let now = Timestamp::ZERO;
 /// let granted = (0..1000).filter(|_| bucket.try_retry(now, &Failure::Retryable).is_some()).count();
 /// assert_eq!(granted, 100); // 500 tokens, 5 per retry
 /// # Ok::<(), stagger_core::ConfigError>(())
 /// ```
 #[derive(Debug)]
-pub struct TokenBucket {
-    config: TokenBucketConfig,
+pub struct TokenBucketBudget {
+    config: TokenBucket,
     capacity: u64,
     costs: [u64; 3],
     success_reward: u64,
@@ -242,13 +242,13 @@ fn milli(tokens: f64) -> u64 {
     (tokens * MILLI).round() as u64
 }
 
-impl TokenBucket {
+impl TokenBucketBudget {
     /// A full bucket.
     ///
     /// # Errors
     ///
     /// The configuration's [`ConfigError`].
-    pub fn new(config: TokenBucketConfig) -> Result<Self, ConfigError> {
+    pub fn new(config: TokenBucket) -> Result<Self, ConfigError> {
         config.validate()?;
         let capacity = milli(config.capacity);
         Ok(Self {
@@ -268,7 +268,7 @@ impl TokenBucket {
 
     /// The configuration.
     #[must_use]
-    pub fn config(&self) -> TokenBucketConfig {
+    pub fn config(&self) -> TokenBucket {
         self.config
     }
 
@@ -292,7 +292,7 @@ impl TokenBucket {
     }
 }
 
-impl Budget for TokenBucket {
+impl Budget for TokenBucketBudget {
     #[inline]
     fn admit(&self, _now: Timestamp) -> bool {
         self.deposit(self.call_deposit);

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::wire;
 use crate::budget::{
-    AnyBudget, Breaker, BreakerConfig, BudgetKind, GrpcThrottle, GrpcThrottleConfig, Ratio,
-    RatioConfig, SreAdaptive, SreAdaptiveConfig, TokenBucket, TokenBucketConfig,
+    AnyBudget, Breaker, BreakerBudget, BudgetKind, GrpcThrottle, GrpcThrottleBudget, Ratio,
+    RatioBudget, SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
 use crate::error::ConfigError;
 use crate::rng::SeededRng;
@@ -128,7 +128,7 @@ pub struct BreakerSpec {
 ///
 /// ```
 /// use stagger_core::config::{BudgetSpec, RatioSpec};
-/// use stagger_core::budget::{AnyBudget, RatioConfig};
+/// use stagger_core::budget::{AnyBudget, Ratio};
 /// use stagger_core::SeededRng;
 /// use std::time::Duration;
 ///
@@ -143,7 +143,7 @@ pub struct BreakerSpec {
 ///     ..RatioSpec::default()
 /// }));
 /// let AnyBudget::Ratio(ratio) = spec.to_budget(SeededRng::new(0))? else { unreachable!() };
-/// assert_eq!(ratio.config(), RatioConfig::FINAGLE.with_ttl(Duration::from_secs(30)).with_percent(0.1));
+/// assert_eq!(ratio.config(), Ratio::FINAGLE.with_ttl(Duration::from_secs(30)).with_percent(0.1));
 ///
 /// let wrong = toml::from_str::<BudgetSpec>("budget = \"finagle\"\ncapacity = 10").unwrap_err();
 /// assert!(wrong.to_string().contains("unknown field `capacity`, expected one of `ttl`, `min_per_sec`, `percent`"));
@@ -180,16 +180,16 @@ pub enum BudgetSpec {
 }
 
 /// A budget's configuration, before it is built.
-enum BudgetConfig {
-    TokenBucket(TokenBucketConfig),
-    Ratio(RatioConfig),
-    GrpcThrottle(GrpcThrottleConfig),
-    SreAdaptive(SreAdaptiveConfig),
-    Breaker(BreakerConfig),
+enum Configured {
+    TokenBucket(TokenBucket),
+    Ratio(Ratio),
+    GrpcThrottle(GrpcThrottle),
+    SreAdaptive(SreAdaptive),
+    Breaker(Breaker),
 }
 
 /// The costs of a retry, a timeout retry and a throttled retry in each published bucket.
-/// [`TokenBucketConfig`] sets the three together and does not expose them, so overriding one
+/// [`TokenBucket`] sets the three together and does not expose them, so overriding one
 /// starts from these; a test pins them to the presets.
 const fn published_costs(kind: BudgetKind) -> (f64, f64, f64) {
     match kind {
@@ -248,11 +248,11 @@ impl BudgetSpec {
     /// The budget configuration's [`ConfigError`], naming the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self.config() {
-            BudgetConfig::TokenBucket(c) => c.validate(),
-            BudgetConfig::Ratio(c) => c.validate(),
-            BudgetConfig::GrpcThrottle(c) => c.validate(),
-            BudgetConfig::SreAdaptive(c) => c.validate(),
-            BudgetConfig::Breaker(c) => c.validate(),
+            Configured::TokenBucket(c) => c.validate(),
+            Configured::Ratio(c) => c.validate(),
+            Configured::GrpcThrottle(c) => c.validate(),
+            Configured::SreAdaptive(c) => c.validate(),
+            Configured::Breaker(c) => c.validate(),
         }
     }
 
@@ -264,23 +264,21 @@ impl BudgetSpec {
     /// The budget configuration's [`ConfigError`], naming the field.
     pub fn to_budget(&self, rng: SeededRng) -> Result<AnyBudget, ConfigError> {
         Ok(match self.config() {
-            BudgetConfig::TokenBucket(c) => AnyBudget::TokenBucket(TokenBucket::new(c)?),
-            BudgetConfig::Ratio(c) => AnyBudget::Ratio(Ratio::new(c)?),
-            BudgetConfig::GrpcThrottle(c) => AnyBudget::GrpcThrottle(GrpcThrottle::new(c)?),
-            BudgetConfig::SreAdaptive(c) => AnyBudget::SreAdaptive(SreAdaptive::new(c, rng)?),
-            BudgetConfig::Breaker(c) => AnyBudget::Breaker(Breaker::new(c)?),
+            Configured::TokenBucket(c) => AnyBudget::TokenBucket(TokenBucketBudget::new(c)?),
+            Configured::Ratio(c) => AnyBudget::Ratio(RatioBudget::new(c)?),
+            Configured::GrpcThrottle(c) => AnyBudget::GrpcThrottle(GrpcThrottleBudget::new(c)?),
+            Configured::SreAdaptive(c) => AnyBudget::SreAdaptive(SreAdaptiveBudget::new(c, rng)?),
+            Configured::Breaker(c) => AnyBudget::Breaker(BreakerBudget::new(c)?),
         })
     }
 
-    fn config(&self) -> BudgetConfig {
+    fn config(&self) -> Configured {
         match self {
-            Self::AwsStandard(spec) => {
-                BudgetConfig::TokenBucket(spec.apply(BudgetKind::AwsStandard))
-            }
-            Self::Aws2026(spec) => BudgetConfig::TokenBucket(spec.apply(BudgetKind::Aws2026)),
-            Self::Brooker(spec) => BudgetConfig::TokenBucket(spec.apply(BudgetKind::Brooker)),
+            Self::AwsStandard(spec) => Configured::TokenBucket(spec.apply(BudgetKind::AwsStandard)),
+            Self::Aws2026(spec) => Configured::TokenBucket(spec.apply(BudgetKind::Aws2026)),
+            Self::Brooker(spec) => Configured::TokenBucket(spec.apply(BudgetKind::Brooker)),
             Self::Finagle(spec) => {
-                let mut c = RatioConfig::FINAGLE;
+                let mut c = Ratio::FINAGLE;
                 if let Some(ttl) = spec.ttl {
                     c = c.with_ttl(ttl);
                 }
@@ -290,37 +288,37 @@ impl BudgetSpec {
                 if let Some(p) = spec.percent {
                     c = c.with_percent(p);
                 }
-                BudgetConfig::Ratio(c)
+                Configured::Ratio(c)
             }
             Self::GrpcThrottle(spec) => {
-                let mut c = GrpcThrottleConfig::DEFAULT;
+                let mut c = GrpcThrottle::DEFAULT;
                 if let Some(n) = spec.max_tokens {
                     c = c.with_max_tokens(n);
                 }
                 if let Some(r) = spec.token_ratio {
                     c = c.with_token_ratio(r);
                 }
-                BudgetConfig::GrpcThrottle(c)
+                Configured::GrpcThrottle(c)
             }
             Self::SreAdaptive(spec) => {
-                let mut c = SreAdaptiveConfig::DEFAULT;
+                let mut c = SreAdaptive::DEFAULT;
                 if let Some(k) = spec.k {
                     c = c.with_k(k);
                 }
                 if let Some(w) = spec.window {
                     c = c.with_window(w);
                 }
-                BudgetConfig::SreAdaptive(c)
+                Configured::SreAdaptive(c)
             }
             Self::Breaker(spec) => {
-                let mut c = BreakerConfig::DEFAULT;
+                let mut c = Breaker::DEFAULT;
                 if let Some(t) = spec.threshold {
                     c = c.with_threshold(t);
                 }
                 if spec.window.is_some() {
                     c = c.with_window(spec.window);
                 }
-                BudgetConfig::Breaker(c)
+                Configured::Breaker(c)
             }
         }
     }
@@ -339,11 +337,11 @@ impl TokenBucketSpec {
     };
 
     /// The published bucket `kind` with these overrides.
-    fn apply(&self, kind: BudgetKind) -> TokenBucketConfig {
+    fn apply(&self, kind: BudgetKind) -> TokenBucket {
         let mut c = match kind {
-            BudgetKind::Aws2026 => TokenBucketConfig::AWS_2026,
-            BudgetKind::Brooker => TokenBucketConfig::BROOKER,
-            _ => TokenBucketConfig::AWS_STANDARD,
+            BudgetKind::Aws2026 => TokenBucket::AWS_2026,
+            BudgetKind::Brooker => TokenBucket::BROOKER,
+            _ => TokenBucket::AWS_STANDARD,
         };
         if let Some(capacity) = self.capacity {
             c = c.with_capacity(capacity);
@@ -437,9 +435,9 @@ mod tests {
     #[test]
     fn the_published_costs_are_the_presets() {
         for (kind, preset) in [
-            (BudgetKind::AwsStandard, TokenBucketConfig::AWS_STANDARD),
-            (BudgetKind::Aws2026, TokenBucketConfig::AWS_2026),
-            (BudgetKind::Brooker, TokenBucketConfig::BROOKER),
+            (BudgetKind::AwsStandard, TokenBucket::AWS_STANDARD),
+            (BudgetKind::Aws2026, TokenBucket::AWS_2026),
+            (BudgetKind::Brooker, TokenBucket::BROOKER),
         ] {
             let (retry, timeout, throttle) = published_costs(kind);
             assert_eq!(

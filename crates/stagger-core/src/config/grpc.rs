@@ -11,8 +11,8 @@
 //! | `maxBackoff` | required, a proto3 JSON duration greater than 0 | `cap` |
 //! | `backoffMultiplier` | required, a JSON number greater than 0 | `factor` |
 //! | `retryableStatusCodes` | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
-//! | `maxTokens` | required, a JSON integer in (0, 1000] | [`GrpcThrottleConfig::max_tokens`] |
-//! | `tokenRatio` | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottleConfig::token_ratio`] |
+//! | `maxTokens` | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
+//! | `tokenRatio` | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
 //!
 //! The policy is `exponential-proportional-jitter` with jitter 0.2: A6 as revised in 2024
 //! draws each delay from `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff) *
@@ -28,7 +28,7 @@
 //! ```
 //! use std::time::Duration;
 //! use stagger_core::config::grpc::{ServiceConfig, StatusCode};
-//! use stagger_core::PolicyKind;
+//! use stagger_core::{PolicyConfig, PolicyKind};
 //!
 //! let config: ServiceConfig = serde_json::from_str(r#"{
 //!   "methodConfig": [{
@@ -72,9 +72,9 @@ use std::time::Duration;
 
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::budget::GrpcThrottleConfig;
+use crate::budget::GrpcThrottle;
 use crate::error::ConfigError;
-use crate::policy::{AnyConfig, ExponentialProportionalJitter};
+use crate::policy::{AnyConfig, ExponentialProportionalJitter, PolicyConfig};
 
 /// The client-side limit on `maxAttempts` that A6 sets by default: higher values are treated
 /// as 5.
@@ -170,7 +170,7 @@ impl ServiceConfig {
     /// # Errors
     ///
     /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
-    pub fn throttling(&self) -> Result<Option<GrpcThrottleConfig>, GrpcConfigError> {
+    pub fn throttling(&self) -> Result<Option<GrpcThrottle>, GrpcConfigError> {
         self.retry_throttling
             .as_ref()
             .map(|json| throttling(&Path::root("retryThrottling"), json))
@@ -606,7 +606,7 @@ fn status_codes(path: &Path, json: &Json) -> Result<RetryableCodes, GrpcConfigEr
         .collect()
 }
 
-fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottleConfig, GrpcConfigError> {
+fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottle, GrpcConfigError> {
     let fields = json.object(path)?;
     let required = |key: &str| {
         let path = path.field(key);
@@ -647,7 +647,7 @@ fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottleConfig, GrpcConfig
         )));
     }
 
-    let config = GrpcThrottleConfig::DEFAULT
+    let config = GrpcThrottle::DEFAULT
         .with_max_tokens(max_tokens)
         .with_token_ratio(token_ratio);
     config.validate().map_err(|e: ConfigError| {

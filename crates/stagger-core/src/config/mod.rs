@@ -14,7 +14,7 @@
 //!
 //! Errors name the offending field. Unknown fields, unknown names and malformed durations are
 //! refused as the file is read, with serde's message (which lists the expected fields or
-//! names). Values out of range are refused by `to_config`, `to_budget` or `to_run_options`
+//! names). Values out of range are refused by `to_config`, `to_budget` or `to_settings`
 //! with a [`ConfigError`](crate::ConfigError) whose message starts with the field's name
 //! ([`ConfigError::param`](crate::ConfigError::param) gives it alone).
 //!
@@ -23,7 +23,7 @@
 //! ```
 //! use std::time::Duration;
 //! use stagger_core::config::RetrySpec;
-//! use stagger_core::{Failure, Policy, SeededRng};
+//! use stagger_core::{Failure, Policy, PolicyConfig, SeededRng};
 //!
 //! let spec: RetrySpec = toml::from_str(r#"
 //!     preset = "delivery"
@@ -33,10 +33,10 @@
 //! "#)?;
 //!
 //! let mut policy = spec.to_config()?.build(SeededRng::from_key("delivery-42"))?;
-//! let options = spec.to_run_options()?;
+//! let settings = spec.to_settings()?;
 //! let budget = spec.to_budget(SeededRng::new(0))?;
 //! assert!(budget.is_some());
-//! assert!(!options.nested());
+//! assert_eq!(settings.timeout(), Some(Duration::from_secs(3600)));
 //!
 //! // The delivery preset's schedule, cut to five attempts: 1, 2, 4 and 8 seconds.
 //! let delays: Vec<Duration> = (1..=5).map_while(|n| policy.next_delay(n, &Failure::Retryable)).collect();
@@ -47,7 +47,7 @@
 //! assert!(typo.to_string().contains("unknown field `max_attempt`"));
 //! let range: RetrySpec = toml::from_str("preset = \"delivery\"\njitter = 1.5")?;
 //! assert_eq!(
-//!     range.to_run_options().unwrap_err().to_string(),
+//!     range.to_settings().unwrap_err().to_string(),
 //!     "jitter must be in [0, 1] (0 turns jitter off), got 1.5"
 //! );
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -63,4 +63,4 @@ pub use budget::{
     BreakerSpec, BudgetSpec, GrpcThrottleSpec, RatioSpec, SreAdaptiveSpec, TokenBucketSpec,
 };
 pub use policy::{PolicySource, PolicySpec};
-pub use retry::{RetrySpec, WhenNested};
+pub use retry::RetrySpec;

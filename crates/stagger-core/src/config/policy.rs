@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire;
 use crate::error::ConfigError;
-use crate::policy::{AnyConfig, Param, PolicyKind};
+use crate::policy::{AnyConfig, Param, PolicyConfig, PolicyKind};
 use crate::preset::Preset;
 
 /// Where a [`PolicySpec`] starts from: a catalog policy at its defaults, or a preset.
@@ -42,7 +42,7 @@ impl PolicySource {
 /// ```
 /// use std::time::Duration;
 /// use stagger_core::config::PolicySpec;
-/// use stagger_core::PolicyKind;
+/// use stagger_core::{PolicyConfig, PolicyKind};
 ///
 /// let spec: PolicySpec = toml::from_str(r#"
 ///     policy = "exponential-full-jitter"

@@ -8,45 +8,13 @@ use super::budget::name_or_table;
 use super::policy::PolicySpecRepr;
 use super::{BudgetSpec, PolicySpec, wire};
 use crate::budget::AnyBudget;
-use crate::engine::RunOptions;
+use crate::engine::{Nested, Settings};
 use crate::error::ConfigError;
 use crate::policy::AnyConfig;
 use crate::rng::SeededRng;
 
-/// What an executor does when it runs inside another executor's attempt.
-///
-/// Whether a run is nested is known only when it starts, so this is a rule for the executor
-/// rather than a [`RunOptions`] value: [`WhenNested::nested`] turns it into
-/// [`RunOptions::with_nested`] once the executor knows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WhenNested {
-    /// `single-attempt`: make one attempt and leave recovery to the outer layer (the default).
-    #[default]
-    SingleAttempt,
-    /// `retry`: retry as if alone; each layer's attempts multiply the others'.
-    Retry,
-}
-
-impl WhenNested {
-    /// The value for [`RunOptions::with_nested`] of a run that starts inside another
-    /// executor's attempt (`inside_an_attempt`) or not.
-    ///
-    /// ```
-    /// use stagger_core::config::WhenNested;
-    ///
-    /// assert!(WhenNested::SingleAttempt.nested(true));
-    /// assert!(!WhenNested::SingleAttempt.nested(false));
-    /// assert!(!WhenNested::Retry.nested(true));
-    /// ```
-    #[must_use]
-    pub const fn nested(self, inside_an_attempt: bool) -> bool {
-        matches!(self, Self::SingleAttempt) && inside_an_attempt
-    }
-}
-
 /// An executor's settings as a configuration file describes them: the policy, an optional
-/// shared budget, and the run's options.
+/// shared budget, and the run's [`Settings`].
 ///
 /// The policy's fields sit at the top level, as in [`PolicySpec`]: `policy` or `preset`, then
 /// `base`, `cap`, `factor`, `jitter`, `max_attempts`. Beside them:
@@ -57,14 +25,14 @@ impl WhenNested {
 /// | `timeout` | one end-to-end deadline, as a duration | none, or the preset's deadline |
 /// | `idempotent` | `true` or `false` | `true` |
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
-/// | `nested` | `"single-attempt"` or `"retry"` ([`WhenNested`]) | `"single-attempt"` |
+/// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::config::{RetrySpec, WhenNested};
-/// use stagger_core::engine::RunOptions;
+/// use stagger_core::config::RetrySpec;
+/// use stagger_core::engine::{Nested, Settings};
 /// use stagger_core::budget::BudgetKind;
-/// use stagger_core::PolicyKind;
+/// use stagger_core::{PolicyConfig, PolicyKind};
 ///
 /// let spec: RetrySpec = toml::from_str(r#"
 ///     policy = "exponential-full-jitter"
@@ -81,11 +49,13 @@ impl WhenNested {
 /// assert_eq!(spec.to_config()?.kind(), PolicyKind::ExponentialFullJitter);
 /// assert_eq!(spec.to_config()?.max_attempts(), 4);
 /// assert_eq!(
-///     spec.to_run_options()?,
-///     RunOptions::new().with_timeout(Duration::from_secs(10)).with_idempotent(false)
+///     spec.to_settings()?,
+///     Settings::new()
+///         .with_timeout(Duration::from_secs(10))
+///         .with_idempotent(false)
+///         .with_nested(Nested::Retry)
 /// );
 /// assert_eq!(spec.budget.map(|b| b.kind()), Some(BudgetKind::AwsStandard));
-/// assert_eq!(spec.when_nested(), WhenNested::Retry);
 ///
 /// // A budget may also be named alone.
 /// let short: RetrySpec = toml::from_str("preset = \"grpc\"\nbudget = \"grpc-throttle\"")?;
@@ -106,8 +76,8 @@ pub struct RetrySpec {
     pub idempotent: Option<bool>,
     /// The longest server-directed wait honoured (default 5 minutes).
     pub max_server_wait: Option<Duration>,
-    /// What to do inside another executor's attempt (default [`WhenNested::SingleAttempt`]).
-    pub nested: Option<WhenNested>,
+    /// What to do inside another executor's attempt (default [`Nested::SingleAttempt`]).
+    pub nested: Option<Nested>,
 }
 
 impl RetrySpec {
@@ -148,13 +118,6 @@ impl RetrySpec {
         self.timeout.or_else(|| self.policy.deadline())
     }
 
-    /// The rule for a run inside another executor's attempt; [`WhenNested::SingleAttempt`]
-    /// unless `nested` says otherwise.
-    #[must_use]
-    pub fn when_nested(&self) -> WhenNested {
-        self.nested.unwrap_or_default()
-    }
-
     /// Checks the policy and the budget.
     ///
     /// # Errors
@@ -165,29 +128,31 @@ impl RetrySpec {
         self.budget.as_ref().map_or(Ok(()), BudgetSpec::validate)
     }
 
-    /// The run's options: the [effective timeout](RetrySpec::effective_timeout), `idempotent`
-    /// and `max_server_wait`, over [`RunOptions::new`]'s defaults.
+    /// The run's [`Settings`]: the [effective timeout](RetrySpec::effective_timeout),
+    /// `idempotent`, `max_server_wait` and `nested`, over [`Settings::new`]'s defaults. Every
+    /// executor and integration accepts them as they are.
     ///
     /// The whole spec is checked first, so that a file is accepted or refused as a whole.
-    /// `nested` is not applied here: whether a run is nested is known only when it starts, so
-    /// an executor applies [`when_nested`](RetrySpec::when_nested) then.
     ///
     /// # Errors
     ///
     /// The [`ConfigError`] of [`validate`](RetrySpec::validate).
-    pub fn to_run_options(&self) -> Result<RunOptions, ConfigError> {
+    pub fn to_settings(&self) -> Result<Settings, ConfigError> {
         self.validate()?;
-        let mut options = RunOptions::new();
+        let mut settings = Settings::new();
         if let Some(timeout) = self.effective_timeout() {
-            options = options.with_timeout(timeout);
+            settings = settings.with_timeout(timeout);
         }
         if let Some(idempotent) = self.idempotent {
-            options = options.with_idempotent(idempotent);
+            settings = settings.with_idempotent(idempotent);
         }
         if let Some(limit) = self.max_server_wait {
-            options = options.with_max_server_wait(limit);
+            settings = settings.with_max_server_wait(limit);
         }
-        Ok(options)
+        if let Some(nested) = self.nested {
+            settings = settings.with_nested(nested);
+        }
+        Ok(settings)
     }
 }
 
@@ -242,7 +207,7 @@ struct RetrySpecRepr {
     )]
     max_server_wait: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    nested: Option<WhenNested>,
+    nested: Option<Nested>,
     // Last, so that TOML writes it as a table after the plain values.
     #[serde(
         default,

@@ -6,38 +6,43 @@
 //! clock, never sleeps and does no I/O. The async executor, the blocking executor and the
 //! simulator are thin drivers around it, so none can differ from another.
 //!
-//! # The contract (seed 001)
+//! # The contract
 //!
 //! - `max_attempts` counts the first call: three attempts are one call and at most two retries.
 //! - **One end-to-end deadline** covers execution, waiting and later attempts. Each attempt is
-//!   told the remaining budget ([`Attempt::remaining`]) so it can propagate it downstream. A
-//!   budget exhausted before the first attempt means zero attempts.
+//!   told the time left ([`Attempt::remaining`]) so it can propagate it downstream. A deadline
+//!   already spent before the first attempt means zero attempts.
 //! - After an attempt the checks run in this order: the deadline has passed; success; the failure
-//!   is not retryable; the attempt limit; then the delay. A delay that does not fit in the
-//!   remaining budget means giving up now ([`StopReason::WaitExceedsBudget`]), never a shortened
-//!   wait.
+//!   is not retryable; the operation is not idempotent and the failure may have taken effect;
+//!   the run is nested; the attempt limit; then the delay. A delay that does not fit in the time
+//!   left means giving up now ([`StopReason::WaitExceedsDeadline`]), never a shortened wait.
 //! - **A server-directed wait is a floor.** The delay is at least what the server asked
-//!   ([`Failure::retry_after`](crate::Failure::retry_after)), whatever the jitter drew. If that wait is longer than the
-//!   largest wait the caller agreed to honour, or does not fit the deadline, the engine gives up
-//!   now and says why.
+//!   ([`Failure::retry_after`](crate::Failure::retry_after)), whatever the jitter drew. If that
+//!   wait is longer than the largest wait the caller agreed to honour, or does not fit the
+//!   deadline, the engine gives up now and says why.
 //! - **Idempotency.** An operation declared non-idempotent is retried only after a failure known
-//!   to have had no effect ([`Failure::had_no_effect`](crate::Failure::had_no_effect)): a rejection, never a timeout or a 5xx
-//!   whose effect is uncertain.
-//! - **Ownership of recovery.** A run marked nested (an executor running inside another
-//!   executor's attempt) makes a single attempt by default and leaves recovery to the outermost
-//!   layer: three layers of three attempts then call a failing leaf 3 times, not 27.
-//! - **Budgets.** Before each retry the engine asks a shared [`Budget`]; it reports every
+//!   to have had no effect ([`Failure::had_no_effect`](crate::Failure::had_no_effect)): a
+//!   rejection, never a timeout or a 5xx whose effect is uncertain
+//!   ([`StopReason::NotIdempotent`]).
+//! - **Ownership of recovery.** A run marked nested ([`Run::mark_nested`]: an executor running
+//!   inside another executor's attempt) makes a single attempt by default and leaves recovery to
+//!   the outermost layer: three layers of three attempts then call a failing leaf 3 times, not
+//!   27 ([`Nested`]).
+//! - **Retry budgets.** Before each retry the engine asks a shared [`Budget`]; it reports every
 //!   attempt's outcome to it.
+//!
+//! These are the rules of the review "what a correct retry loop does" that the project's
+//! specification follows; its Python checks are reproduced as tests of this engine.
 //!
 //! ```
 //! use std::time::Duration;
-//! use stagger_core::engine::{Run, RunOptions, Verdict};
+//! use stagger_core::engine::{Run, Settings, Verdict};
 //! use stagger_core::policy::Constant;
 //! use stagger_core::{Failure, PolicyConfig, SeededRng, Timestamp};
 //!
 //! let policy = Constant::new().with_max_attempts(3).build(SeededRng::new(0))?;
-//! let options = RunOptions::new().with_timeout(Duration::from_secs(5));
-//! let mut run = Run::new(policy, options, Timestamp::ZERO);
+//! let settings = Settings::new().with_timeout(Duration::from_secs(5));
+//! let mut run = Run::new(policy, settings, Timestamp::ZERO);
 //!
 //! let attempt = run.begin(Timestamp::ZERO).unwrap();
 //! assert_eq!(attempt.number, 1);
@@ -53,7 +58,9 @@
 
 mod outcome;
 mod run;
+mod settings;
 
 pub use crate::budget::{Budget, Spent, Unlimited};
-pub use outcome::{Attempt, Retry, StopReason, Stopped, Summary, Verdict};
-pub use run::{DEFAULT_MAX_SERVER_WAIT, Run, RunOptions};
+pub use outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
+pub use run::Run;
+pub use settings::{DEFAULT_MAX_SERVER_WAIT, Nested, Settings};

@@ -24,10 +24,10 @@ pub struct Attempt {
     pub elapsed: Duration,
 }
 
-/// A retry that will happen: wait `delay`, then make attempt `attempt + 1`.
+/// A retry the engine has decided on: wait `delay`, then make attempt `attempt + 1`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Retry {
+pub struct PlannedRetry {
     /// The number of the attempt that just failed.
     pub attempt: u32,
     /// How long to wait before the next attempt: the policy's delay, raised to the server's
@@ -42,20 +42,27 @@ pub struct Retry {
 }
 
 /// Why a run stopped without success.
+///
+/// Each reason has one sentence, its [`Display`](fmt::Display), which every executor and
+/// integration uses when it reports a give-up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StopReason {
     /// The deadline passed: before an attempt could start, or while one ran. A success that
     /// arrives at or after the deadline counts as this too: the caller's time is spent.
     Deadline,
-    /// The policy allows no more attempts.
+    /// The policy allows no more attempts (or the operation cannot be repeated: see
+    /// [`Run::limit_attempts`](super::Run::limit_attempts)).
     AttemptLimit,
-    /// The failure is permanent, or the operation is not idempotent and the failure may have
-    /// taken effect.
+    /// The failure is permanent: repeating the attempt will not change the answer.
     NotRetryable,
+    /// The operation is not idempotent, and the failure may have taken effect (a timeout, a
+    /// 5xx): repeating it could repeat its effect. Only a failure known to have had no effect
+    /// is retried for such an operation.
+    NotIdempotent,
     /// The next delay does not fit in the time left before the deadline. The engine never
     /// shortens a delay to make it fit.
-    WaitExceedsBudget {
+    WaitExceedsDeadline {
         /// The delay the retry needed.
         wait: Duration,
         /// The time that was left.
@@ -75,23 +82,29 @@ pub enum StopReason {
     /// This run is nested inside another retrying layer's attempt, which owns recovery: it made
     /// one attempt and leaves the retries to the outer layer.
     OuterLayerOwnsRecovery,
+    /// The run's configuration is invalid, so no attempt was made. The engine never gives this
+    /// reason; the executors do, when a configuration they were handed is refused as the run
+    /// starts.
+    InvalidConfig,
 }
 
 impl StopReason {
-    /// A short, stable name: `deadline`, `attempt-limit`, `not-retryable`,
-    /// `wait-exceeds-budget`, `server-wait-too-long`, `budget-exhausted`,
-    /// `budget-refused-first-attempt`, `outer-layer-owns-recovery`.
+    /// A short, stable name: `deadline`, `attempt-limit`, `not-retryable`, `not-idempotent`,
+    /// `wait-exceeds-deadline`, `server-wait-too-long`, `budget-exhausted`,
+    /// `budget-refused-first-attempt`, `outer-layer-owns-recovery`, `invalid-config`.
     #[must_use]
     pub const fn name(&self) -> &'static str {
         match self {
             Self::Deadline => "deadline",
             Self::AttemptLimit => "attempt-limit",
             Self::NotRetryable => "not-retryable",
-            Self::WaitExceedsBudget { .. } => "wait-exceeds-budget",
+            Self::NotIdempotent => "not-idempotent",
+            Self::WaitExceedsDeadline { .. } => "wait-exceeds-deadline",
             Self::ServerWaitTooLong { .. } => "server-wait-too-long",
             Self::BudgetExhausted => "budget-exhausted",
             Self::BudgetRefusedFirstAttempt => "budget-refused-first-attempt",
             Self::OuterLayerOwnsRecovery => "outer-layer-owns-recovery",
+            Self::InvalidConfig => "invalid-config",
         }
     }
 }
@@ -102,7 +115,10 @@ impl fmt::Display for StopReason {
             Self::Deadline => f.write_str("the deadline passed"),
             Self::AttemptLimit => f.write_str("no attempts left"),
             Self::NotRetryable => f.write_str("the failure is not retryable"),
-            Self::WaitExceedsBudget { wait, remaining } => write!(
+            Self::NotIdempotent => {
+                f.write_str("the operation is not idempotent and the failure may have taken effect")
+            }
+            Self::WaitExceedsDeadline { wait, remaining } => write!(
                 f,
                 "the next wait ({}) does not fit in the time left ({})",
                 human(*wait),
@@ -117,6 +133,7 @@ impl fmt::Display for StopReason {
             Self::BudgetExhausted => f.write_str("the retry budget is exhausted"),
             Self::BudgetRefusedFirstAttempt => f.write_str("the budget refused the first attempt"),
             Self::OuterLayerOwnsRecovery => f.write_str("an outer retrying layer owns recovery"),
+            Self::InvalidConfig => f.write_str("the configuration is invalid"),
         }
     }
 }
@@ -179,7 +196,7 @@ pub enum Verdict {
     /// The attempt succeeded.
     Success(Summary),
     /// Wait, then try again.
-    Retry(Retry),
+    Retry(PlannedRetry),
     /// Stop.
     Stop(Stopped),
 }

@@ -6,10 +6,11 @@ use super::{
     Bounds, CurvePolicy, DecorrelatedJitter, DecorrelatedJitterPolicy, DecorrelatedJitterV2,
     DecorrelatedJitterV2Policy, Exponential, ExponentialEqualJitter, ExponentialFullJitter,
     ExponentialProportionalJitter, ExponentialSubtractiveJitter, Immediate, Linear, NoRetry, Param,
-    Policy, PolicyConfig, PolicyKind, constant::Constant, exponential::NoJitter,
-    exponential_equal_jitter::EqualJitter, exponential_full_jitter::FullJitter,
-    exponential_proportional_jitter::ProportionalJitter,
-    exponential_subtractive_jitter::SubtractiveJitter,
+    Policy, PolicyConfig, PolicyKind, constant::Constant, constant::ConstantPolicy,
+    exponential::NoJitter, exponential_equal_jitter::EqualJitter,
+    exponential_full_jitter::FullJitter, exponential_proportional_jitter::ProportionalJitter,
+    exponential_subtractive_jitter::SubtractiveJitter, immediate::ImmediatePolicy,
+    linear::LinearPolicy, no_retry::NoRetryPolicy,
 };
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -62,7 +63,7 @@ macro_rules! each_policy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::{AnyConfig, Param, PolicyKind};
+/// use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
 ///
 /// let config = AnyConfig::from(PolicyKind::ExponentialFullJitter)
 ///     .set(Param::Base(Duration::from_millis(50)))?
@@ -100,8 +101,8 @@ pub enum AnyConfig {
 #[non_exhaustive]
 #[allow(missing_docs)] // Each variant is the running policy of the same name.
 pub enum AnyPolicy<R> {
-    Constant(Constant),
-    Linear(Linear),
+    Constant(ConstantPolicy),
+    Linear(LinearPolicy),
     Exponential(CurvePolicy<NoJitter, R>),
     ExponentialFullJitter(CurvePolicy<FullJitter, R>),
     ExponentialEqualJitter(CurvePolicy<EqualJitter, R>),
@@ -109,73 +110,40 @@ pub enum AnyPolicy<R> {
     DecorrelatedJitterV2(DecorrelatedJitterV2Policy<R>),
     ExponentialSubtractiveJitter(CurvePolicy<SubtractiveJitter, R>),
     ExponentialProportionalJitter(CurvePolicy<ProportionalJitter, R>),
-    Immediate(Immediate),
-    NoRetry(NoRetry),
+    Immediate(ImmediatePolicy),
+    NoRetry(NoRetryPolicy),
 }
 
-impl AnyConfig {
-    /// The policy's entry in the catalog.
-    #[must_use]
-    pub fn kind(&self) -> PolicyKind {
-        fn kind_of<C: PolicyConfig>(_: &C) -> PolicyKind {
-            C::KIND
-        }
-        each_policy!(Self, self, c => kind_of(c))
+/// Every policy of the catalog is a [`PolicyConfig`], and so is the choice between them.
+impl PolicyConfig for AnyConfig {
+    type Policy<R: Rng> = AnyPolicy<R>;
+
+    fn kind(&self) -> PolicyKind {
+        each_policy!(Self, self, c => c.kind())
     }
 
-    /// The most attempts, counting the first.
-    #[must_use]
-    pub fn max_attempts(&self) -> u32 {
+    fn max_attempts(&self) -> u32 {
         each_policy!(Self, self, c => c.max_attempts())
     }
 
-    /// Checks every parameter.
-    ///
-    /// # Errors
-    ///
-    /// A [`ConfigError`] naming the first invalid parameter and its allowed range.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    fn validate(&self) -> Result<(), ConfigError> {
         each_policy!(Self, self, c => c.validate())
     }
 
-    /// The band the delay before retry `retry` (1-based) falls in.
-    #[must_use]
-    pub fn bounds(&self, retry: u32) -> Bounds {
+    fn build<R: Rng>(self, rng: R) -> Result<AnyPolicy<R>, ConfigError> {
+        Ok(each_policy!(Self, self, c => c.build(rng)?, wrap AnyPolicy))
+    }
+
+    fn bounds(&self, retry: u32) -> Bounds {
         each_policy!(Self, self, c => c.bounds(retry))
     }
 
-    /// A tighter band for the sum of the first `retries` delays, where the policy knows one.
-    #[must_use]
-    pub fn window_bounds(&self, retries: u32) -> Option<Bounds> {
+    fn window_bounds(&self, retries: u32) -> Option<Bounds> {
         each_policy!(Self, self, c => c.window_bounds(retries))
     }
 
-    /// This configuration with one parameter changed.
-    ///
-    /// # Errors
-    ///
-    /// [`ConfigError::NotApplicable`] if the policy has no such parameter.
-    pub fn set(self, param: Param) -> Result<Self, ConfigError> {
+    fn set(self, param: Param) -> Result<Self, ConfigError> {
         Ok(each_policy!(Self, self, c => c.set(param)?, wrap Self))
-    }
-
-    /// Checks the configuration and builds a running policy seeded from process entropy; see
-    /// [`PolicyConfig::policy`].
-    ///
-    /// # Errors
-    ///
-    /// The [`ConfigError`] of [`validate`](AnyConfig::validate).
-    pub fn policy(self) -> Result<AnyPolicy<crate::SeededRng>, ConfigError> {
-        self.build(crate::SeededRng::from_entropy())
-    }
-
-    /// Checks the configuration and builds a running policy that draws from `rng`.
-    ///
-    /// # Errors
-    ///
-    /// The [`ConfigError`] of [`validate`](AnyConfig::validate).
-    pub fn build<R: Rng>(self, rng: R) -> Result<AnyPolicy<R>, ConfigError> {
-        Ok(each_policy!(Self, self, c => c.build(rng)?, wrap AnyPolicy))
     }
 }
 

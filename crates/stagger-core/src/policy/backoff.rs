@@ -147,7 +147,10 @@ impl<S: Spread> Default for Backoff<S> {
 
 impl<S: Spread> PolicyConfig for Backoff<S> {
     type Policy<R: Rng> = CurvePolicy<S, R>;
-    const KIND: PolicyKind = S::KIND;
+
+    fn kind(&self) -> PolicyKind {
+        S::KIND
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts

@@ -10,9 +10,8 @@ use crate::rng::Rng;
 
 /// The same delay before every retry. See the [module page](self).
 ///
-/// It has no state and draws nothing, so the configuration is its own running policy.
-/// [`build`](PolicyConfig::build) is the checked way to get one; a configuration used directly
-/// is not validated, but no parameter makes it panic (`max_attempts = 0` gives up at once).
+/// It has no state and draws nothing: its running policy, [`ConstantPolicy`], is the checked
+/// configuration itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Constant {
     base: Duration,
@@ -60,8 +59,11 @@ impl Default for Constant {
 }
 
 impl PolicyConfig for Constant {
-    type Policy<R: Rng> = Self;
-    const KIND: PolicyKind = PolicyKind::Constant;
+    type Policy<R: Rng> = ConstantPolicy;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Constant
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts
@@ -71,9 +73,9 @@ impl PolicyConfig for Constant {
         error::check_attempts(self.max_attempts)
     }
 
-    fn build<R: Rng>(self, _rng: R) -> Result<Self, ConfigError> {
+    fn build<R: Rng>(self, _rng: R) -> Result<ConstantPolicy, ConfigError> {
         self.validate()?;
-        Ok(self)
+        Ok(ConstantPolicy { config: self })
     }
 
     fn bounds(&self, _retry: u32) -> Bounds {
@@ -85,13 +87,28 @@ impl PolicyConfig for Constant {
     }
 }
 
-impl Policy for Constant {
+/// The running [`Constant`] policy, built by [`PolicyConfig::build`]: the checked
+/// configuration, with no state and no generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConstantPolicy {
+    config: Constant,
+}
+
+impl ConstantPolicy {
+    /// The configuration it runs.
+    #[must_use]
+    pub const fn config(&self) -> Constant {
+        self.config
+    }
+}
+
+impl Policy for ConstantPolicy {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
-        if !failure.is_retryable() || attempt >= self.max_attempts {
+        if !failure.is_retryable() || attempt >= self.config.max_attempts {
             return None;
         }
-        Some(self.base)
+        Some(self.config.base)
     }
 }
 
@@ -114,7 +131,7 @@ mod tests {
 
     #[test]
     fn permanent_failures_give_up_whatever_the_budget() {
-        let mut policy = Constant::new();
+        let mut policy = Constant::new().build(SeededRng::new(0)).unwrap();
         assert_eq!(policy.next_delay(1, &Failure::Permanent), None);
     }
 }

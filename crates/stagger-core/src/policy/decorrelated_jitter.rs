@@ -53,7 +53,10 @@ impl Default for DecorrelatedJitter {
 
 impl PolicyConfig for DecorrelatedJitter {
     type Policy<R: Rng> = DecorrelatedJitterPolicy<R>;
-    const KIND: PolicyKind = PolicyKind::DecorrelatedJitter;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::DecorrelatedJitter
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts

@@ -72,7 +72,10 @@ impl Default for DecorrelatedJitterV2 {
 
 impl PolicyConfig for DecorrelatedJitterV2 {
     type Policy<R: Rng> = DecorrelatedJitterV2Policy<R>;
-    const KIND: PolicyKind = PolicyKind::DecorrelatedJitterV2;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::DecorrelatedJitterV2
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts

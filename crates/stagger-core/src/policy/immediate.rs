@@ -37,8 +37,11 @@ impl Default for Immediate {
 }
 
 impl PolicyConfig for Immediate {
-    type Policy<R: Rng> = Self;
-    const KIND: PolicyKind = PolicyKind::Immediate;
+    type Policy<R: Rng> = ImmediatePolicy;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Immediate
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts
@@ -48,9 +51,9 @@ impl PolicyConfig for Immediate {
         error::check_attempts(self.max_attempts)
     }
 
-    fn build<R: Rng>(self, _rng: R) -> Result<Self, ConfigError> {
+    fn build<R: Rng>(self, _rng: R) -> Result<ImmediatePolicy, ConfigError> {
         self.validate()?;
-        Ok(self)
+        Ok(ImmediatePolicy { config: self })
     }
 
     fn bounds(&self, _retry: u32) -> Bounds {
@@ -62,10 +65,25 @@ impl PolicyConfig for Immediate {
     }
 }
 
-impl Policy for Immediate {
+/// The running [`Immediate`] policy, built by [`PolicyConfig::build`]: the checked
+/// configuration, with no state and no generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImmediatePolicy {
+    config: Immediate,
+}
+
+impl ImmediatePolicy {
+    /// The configuration it runs.
+    #[must_use]
+    pub const fn config(&self) -> Immediate {
+        self.config
+    }
+}
+
+impl Policy for ImmediatePolicy {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
-        if !failure.is_retryable() || attempt >= self.max_attempts {
+        if !failure.is_retryable() || attempt >= self.config.max_attempts {
             return None;
         }
         Some(Duration::ZERO)

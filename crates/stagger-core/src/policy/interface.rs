@@ -65,7 +65,7 @@ pub trait PolicyConfig: Copy + fmt::Debug {
     type Policy<R: Rng>: Policy;
 
     /// This policy's entry in the catalog.
-    const KIND: PolicyKind;
+    fn kind(&self) -> PolicyKind;
 
     /// The most attempts an operation makes, counting the first.
     fn max_attempts(&self) -> u32;

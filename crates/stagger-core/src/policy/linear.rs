@@ -10,7 +10,8 @@ use crate::rng::Rng;
 
 /// A delay that grows by `base` with each retry, up to `cap`. See the [module page](self).
 ///
-/// It has no state and draws nothing, so the configuration is its own running policy.
+/// It has no state and draws nothing: its running policy, [`LinearPolicy`], is the checked
+/// configuration itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Linear {
     base: Duration,
@@ -56,8 +57,11 @@ impl Default for Linear {
 }
 
 impl PolicyConfig for Linear {
-    type Policy<R: Rng> = Self;
-    const KIND: PolicyKind = PolicyKind::Linear;
+    type Policy<R: Rng> = LinearPolicy;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::Linear
+    }
 
     fn max_attempts(&self) -> u32 {
         self.max_attempts
@@ -68,9 +72,9 @@ impl PolicyConfig for Linear {
         error::check_attempts(self.max_attempts)
     }
 
-    fn build<R: Rng>(self, _rng: R) -> Result<Self, ConfigError> {
+    fn build<R: Rng>(self, _rng: R) -> Result<LinearPolicy, ConfigError> {
         self.validate()?;
-        Ok(self)
+        Ok(LinearPolicy { config: self })
     }
 
     fn bounds(&self, retry: u32) -> Bounds {
@@ -82,12 +86,27 @@ impl PolicyConfig for Linear {
     }
 }
 
-impl Policy for Linear {
+/// The running [`Linear`] policy, built by [`PolicyConfig::build`]: the checked
+/// configuration, with no state and no generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearPolicy {
+    config: Linear,
+}
+
+impl LinearPolicy {
+    /// The configuration it runs.
+    #[must_use]
+    pub const fn config(&self) -> Linear {
+        self.config
+    }
+}
+
+impl Policy for LinearPolicy {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
-        if !failure.is_retryable() || attempt >= self.max_attempts {
+        if !failure.is_retryable() || attempt >= self.config.max_attempts {
             return None;
         }
-        Some(self.delay(attempt))
+        Some(self.config.delay(attempt))
     }
 }

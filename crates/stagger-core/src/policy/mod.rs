@@ -29,6 +29,7 @@ mod any;
 mod backoff;
 mod curve;
 mod interface;
+mod into_policy;
 mod kind;
 mod param;
 
@@ -46,7 +47,7 @@ pub mod no_retry;
 
 pub use any::{AnyConfig, AnyPolicy};
 pub use backoff::{Backoff, CurvePolicy, Spread};
-pub use constant::Constant;
+pub use constant::{Constant, ConstantPolicy};
 pub use decorrelated_jitter::{DecorrelatedJitter, DecorrelatedJitterPolicy};
 pub use decorrelated_jitter_v2::{DecorrelatedJitterV2, DecorrelatedJitterV2Policy};
 pub use exponential::{Exponential, ExponentialPolicy};
@@ -58,9 +59,10 @@ pub use exponential_proportional_jitter::{
 pub use exponential_subtractive_jitter::{
     ExponentialSubtractiveJitter, ExponentialSubtractiveJitterPolicy,
 };
-pub use immediate::Immediate;
+pub use immediate::{Immediate, ImmediatePolicy};
 pub use interface::{Bounds, Policy, PolicyConfig};
+pub use into_policy::{IntoPolicy, LazyPolicy};
 pub use kind::PolicyKind;
-pub use linear::Linear;
-pub use no_retry::NoRetry;
+pub use linear::{Linear, LinearPolicy};
+pub use no_retry::{NoRetry, NoRetryPolicy};
 pub use param::Param;

@@ -20,8 +20,11 @@ impl NoRetry {
 }
 
 impl PolicyConfig for NoRetry {
-    type Policy<R: Rng> = Self;
-    const KIND: PolicyKind = PolicyKind::NoRetry;
+    type Policy<R: Rng> = NoRetryPolicy;
+
+    fn kind(&self) -> PolicyKind {
+        PolicyKind::NoRetry
+    }
 
     fn max_attempts(&self) -> u32 {
         1
@@ -31,8 +34,8 @@ impl PolicyConfig for NoRetry {
         Ok(())
     }
 
-    fn build<R: Rng>(self, _rng: R) -> Result<Self, ConfigError> {
-        Ok(self)
+    fn build<R: Rng>(self, _rng: R) -> Result<NoRetryPolicy, ConfigError> {
+        Ok(NoRetryPolicy)
     }
 
     fn bounds(&self, _retry: u32) -> Bounds {
@@ -44,12 +47,16 @@ impl PolicyConfig for NoRetry {
     fn set(self, param: Param) -> Result<Self, ConfigError> {
         match param {
             Param::MaxAttempts(1) => Ok(self),
-            other => Err(other.not_applicable(Self::KIND)),
+            other => Err(other.not_applicable(PolicyKind::NoRetry)),
         }
     }
 }
 
-impl Policy for NoRetry {
+/// The running [`NoRetry`] policy: it gives up after every failure.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoRetryPolicy;
+
+impl Policy for NoRetryPolicy {
     #[inline]
     fn next_delay(&mut self, _attempt: u32, _failure: &Failure) -> Option<Duration> {
         None

@@ -75,7 +75,7 @@ macro_rules! accessors {
                     $( $crate::policy::Param::$variant(value) => Ok(self.$setter(value)), )*
                     #[allow(unreachable_patterns)]
                     other => Err(other.not_applicable(
-                        <Self as $crate::policy::PolicyConfig>::KIND,
+                        $crate::policy::PolicyConfig::kind(&self),
                     )),
                 }
             }

@@ -2,6 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)] // Each test file uses its own subset.
 
+use stagger_core::PolicyConfig;
 use std::path::PathBuf;
 use std::time::Duration;
 

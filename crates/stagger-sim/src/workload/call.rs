@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Run, RunOptions};
+use stagger_core::engine::{Run, Settings};
 use stagger_core::{Failure, Policy, SeededRng, Timestamp};
 
 use crate::error::SimError;
@@ -36,7 +36,7 @@ impl Call {
         strategy: &Strategy,
         rng: SeededRng,
         budget: Rc<dyn Budget>,
-        options: RunOptions,
+        options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
         let policy = strategy.policy.build(rng)?;

@@ -81,8 +81,8 @@
 
 use std::time::Duration;
 
-use stagger_core::engine::RunOptions;
-use stagger_core::{AnyConfig, Failure, Param, PolicyKind, Rng, SeededRng};
+use stagger_core::engine::Settings;
+use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, Rng, SeededRng};
 
 use super::call::{Call, Next};
 use super::{Overrides, Workload, WorkloadKind, check_window};
@@ -459,7 +459,7 @@ impl Workload for Contention {
             calls.clear();
             for c in 0..clients {
                 let budget = strategy.client_budget(round.fork());
-                let mut call = Call::start(strategy, round.fork(), budget, RunOptions::new(), 0)?;
+                let mut call = Call::start(strategy, round.fork(), budget, Settings::new(), 0)?;
                 metrics.first_try();
                 if call.begin(0, &mut metrics).is_some() {
                     send(c, 0, &mut net, &mut read_at, &mut pending);

@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use stagger_core::engine::RunOptions;
+use stagger_core::engine::Settings;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
@@ -143,7 +143,7 @@ impl Herd {
                 Some(unlimited) => unlimited.clone(),
                 None => strategy.client_budget(world.fork()),
             };
-            let mut call = Call::start(strategy, world.fork(), budget, RunOptions::new(), 0)?;
+            let mut call = Call::start(strategy, world.fork(), budget, Settings::new(), 0)?;
             metrics.first_try();
             send(&mut call, 0, c as u32, &mut metrics, &mut queue);
             calls.push(call);

@@ -29,7 +29,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use stagger_core::budget::{Budget, BudgetKind};
-use stagger_core::engine::RunOptions;
+use stagger_core::engine::Settings;
 use stagger_core::policy::{Immediate, NoRetry};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
@@ -249,7 +249,7 @@ impl Workload for OpenLoop {
                         strategy,
                         client.policies.fork(),
                         client.budget.clone(),
-                        RunOptions::new(),
+                        Settings::new(),
                         now,
                     )?;
                     let Some((back, ok)) = send(

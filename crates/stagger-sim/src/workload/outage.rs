@@ -13,14 +13,14 @@
 //!
 //! Two overrides exercise the rest of the engine. `timeout` gives each request one end-to-end
 //! deadline from its first attempt: a request whose next wait would cross it gives up (reason
-//! `wait-exceeds-budget`, or `deadline` if it is already past). `retry_after` turns the
+//! `wait-exceeds-deadline`, or `deadline` if it is already past). `retry_after` turns the
 //! outage into throttling: every answer while down carries that `Retry-After`, a floor the
 //! engine never undercuts, so `constant` at its defaults waits 7 x the floor rather than
 //! 700 ms (with 2 s, about 14/30 of the requests that met the outage succeed, against 2 %).
 
 use std::time::Duration;
 
-use stagger_core::engine::RunOptions;
+use stagger_core::engine::Settings;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
@@ -159,8 +159,8 @@ impl Workload for Outage {
         );
         let mean_gap = SECOND as f64 / self.rate;
         let options = match self.timeout {
-            Some(timeout) => RunOptions::new().with_timeout(timeout),
-            None => RunOptions::new(),
+            Some(timeout) => Settings::new().with_timeout(timeout),
+            None => Settings::new(),
         };
         let refusal = self
             .retry_after

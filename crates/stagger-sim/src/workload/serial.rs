@@ -27,7 +27,7 @@ use std::time::Duration;
 use stagger_core::AnyConfig;
 use stagger_core::SeededRng;
 use stagger_core::budget::Budget;
-use stagger_core::engine::RunOptions;
+use stagger_core::engine::Settings;
 use stagger_core::policy::{Exponential, Immediate};
 
 use super::call::{Call, Next};
@@ -152,7 +152,7 @@ impl Serial {
                 strategy,
                 client.policies.fork(),
                 client.budget.clone(),
-                RunOptions::new(),
+                Settings::new(),
                 now,
             )?;
             if let Some(answer) = send(

@@ -83,7 +83,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use stagger_core::budget::Budget;
-use stagger_core::engine::RunOptions;
+use stagger_core::engine::Settings;
 use stagger_core::policy::{ExponentialFullJitter, Immediate};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
@@ -653,13 +653,8 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
                 }
                 let t = now as f64 / SECOND as f64;
                 if arrivals.next_f64() * peak < shape.load.at(t) {
-                    let call = Call::start(
-                        strategy,
-                        world.fork(),
-                        budget.clone(),
-                        RunOptions::new(),
-                        now,
-                    )?;
+                    let call =
+                        Call::start(strategy, world.fork(), budget.clone(), Settings::new(), now)?;
                     metrics.first_try();
                     Series::bump(&mut series.arrivals, now);
                     let slot = slots.insert(Live {

@@ -25,7 +25,7 @@
 
 use std::time::Duration;
 
-use stagger::{AnyConfig, Failure, Param, Policy, Preset, Schedule, SeededRng};
+use stagger::{AnyConfig, Failure, Param, Policy, PolicyConfig, Preset, Schedule, SeededRng};
 
 /// The fraction of each delay that jitter may remove: each delay falls in 80-100 % of the
 /// published one.

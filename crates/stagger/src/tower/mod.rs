@@ -1,14 +1,17 @@
-//! A tower [`RetryLayer`] for HTTP clients, driving the retry engine.
+//! A tower [`RetryLayer`] for HTTP clients, driven by the async executor.
 //!
 //! Wrap any tower service that takes an [`http::Request`] and answers an [`http::Response`]
 //! (a hyper-util client, a `tower::ServiceBuilder` stack) and every request it is given runs
-//! one retry [`Run`](stagger_core::engine::Run) with the same semantics as
-//! [`stagger::retry`](crate::retry):
+//! one retry [`Run`](stagger_core::engine::Run) on the same driver as
+//! [`stagger::retry`](crate::retry), so the semantics are the executor's:
 //!
 //! - **One deadline per request** ([`timeout`](RetryLayer::timeout), or a request's own
-//!   [`RequestTimeout`] extension), across its attempts and the waits between them. An attempt
-//!   still in flight when it passes is cancelled, by dropping the inner service's future. A
-//!   wait that would not fit is not started.
+//!   [`RetryOverrides`] extension), from the first poll of the request's future, across reading
+//!   its body, its attempts and the waits between them. An attempt still in flight when it
+//!   passes is cancelled, by dropping the inner service's future. A wait that would not fit is
+//!   not started. The deadline ends when the response's head arrives: tower hands the body to
+//!   the caller as a stream, and reading it is the caller's, outside the layer (bound it with
+//!   the time left, [`RetryReport::summary`] tells how much was spent).
 //! - **Responses are classified** with the [HTTP classifier](crate::http) by default: 408,
 //!   429, 500, 502, 503 and 504 are retried; `Retry-After` (and its millisecond cousins) on a
 //!   429 or 503 is a floor under the next delay, never undercut, and a wait longer than
@@ -19,19 +22,22 @@
 //!   retried for idempotent requests, and an error with no I/O cause is not retried at all.
 //!   Pass your own with [`classify_errors`](RetryLayer::classify_errors).
 //! - **Idempotency** comes from the request: GET, HEAD, OPTIONS, TRACE, PUT and DELETE, and any
-//!   request with an `Idempotency-Key` header ([`is_idempotent`]), or an [`Idempotent`]
-//!   extension. Any other request (a POST) is retried only after a failure known to have had
-//!   no effect: a refused connection, a 408 or a 429, never a 503 or a reset.
-//! - **One policy per request.** The layer holds a policy configuration ([`MakePolicy`]) and
-//!   builds a fresh policy with its own entropy-seeded generator for each request that fails,
-//!   so requests never share a jitter sequence.
-//! - **A shared budget** ([`budget`](RetryLayer::budget)), such as an `Arc<TokenBucket>`, is
-//!   asked before every retry and told every outcome, across all the requests of the service.
+//!   request with an `Idempotency-Key` header ([`is_idempotent`]), unless the layer's settings
+//!   or the request's [`RetryOverrides`] say otherwise. Any other request (a POST) is retried
+//!   only after a failure known to have had no effect: a refused connection, a 408 or a 429,
+//!   never a 503 or a reset.
+//! - **One policy per request.** The layer holds a policy configuration and builds a fresh
+//!   policy with its own entropy-seeded generator for each request that fails, so requests
+//!   never share a jitter sequence. A request's [`RetryOverrides`] may bring its own.
+//! - **A shared budget** ([`budget`](RetryLayer::budget)), such as an
+//!   `Arc<TokenBucketBudget>`, is asked before every retry and told every outcome, across all
+//!   the requests of the service.
 //! - **Ownership of recovery.** A request whose future first runs inside another executor's
 //!   attempt (a `stagger::retry` around this service, or another `RetryService` outside this
 //!   one) makes one attempt and leaves recovery to the outer layer, as the executors do; see
 //!   [`Nested`] and [`when_nested`](RetryLayer::when_nested).
 //! - **A zero delay does not touch the timer**, and the future yields between such retries.
+//! - **A configuration file applies in one call**: [`RetryLayer::from_spec`].
 //!
 //! # Bodies
 //!
@@ -53,12 +59,12 @@
 //!   gives up for a reason other than the deadline (the 503 after the last attempt, a 404, a
 //!   POST's 503): `Ok(response)`, as without the layer. Its extensions hold a
 //!   [`RetryReport`]: attempts, time waited and elapsed, and why the run gave up, if it did.
-//! - When the deadline passes, or the last attempt failed with an error of the inner service:
-//!   `Err(`[`RetryError`]`)`, with the reason, the summary, and the inner service's last error,
-//!   if the last attempt ended in one. An error from the inner service's `poll_ready` is a
-//!   `RetryError` too, with one attempt and
-//!   [`StopReason::NotRetryable`](stagger_core::engine::StopReason::NotRetryable): tower
-//!   treats a service whose readiness failed as unusable.
+//! - When the deadline passes, the last attempt failed with an error of the inner service, or
+//!   a request's own policy is invalid: `Err(`[`RetryError`]`)`, with the reason, the summary,
+//!   and the inner service's last error, if the last attempt ended in one. An error from the
+//!   inner service's `poll_ready`, before the request is handed over, is a `RetryError` with no
+//!   attempt and [`StopReason::NotRetryable`]: tower treats a service whose readiness failed as
+//!   unusable.
 //!
 //! Each attempt's request carries its [`Attempt`](stagger_core::engine::Attempt) as an
 //! extension: its number and the time left before the deadline, to propagate downstream.
@@ -95,7 +101,7 @@
 //! let request = http::Request::get("http://localhost:8080/").body(Full::default())?;
 //! std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
 //! let response = service.call(request).await?;
-//! println!("{} after {:?}", response.status(), response.extensions().get::<stagger::tower::RetryReport>());
+//! println!("{} after {:?}", response.status(), response.extensions().get::<stagger::RetryReport>());
 //! # Ok(())
 //! # }
 //! ```
@@ -111,88 +117,61 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use stagger_core::engine::{Budget, DEFAULT_MAX_SERVER_WAIT, Unlimited};
-use stagger_core::{AnyConfig, Clock, ConfigError};
+#[cfg(feature = "serde")]
+use stagger_core::budget::AnyBudget;
+use stagger_core::engine::{Budget, Nested, Settings, StopReason};
+use stagger_core::policy::NoRetryPolicy;
+use stagger_core::{AnyConfig, Clock, ConfigError, PolicyConfig, Timestamp};
 use tower_layer::Layer;
 use tower_service::Service;
 
 pub use body::RetryBody;
-pub use classify::{ByIoCause, ClassifyResponse, MakePolicy, io_cause};
+pub use classify::{ByIoCause, io_cause};
 pub use future::ResponseFuture;
 
-use crate::classify::Classifier;
+use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
-use crate::http::HttpClassifier;
+use crate::hooks::{HookSet, Hooks};
 #[cfg(doc)]
 use crate::http::is_idempotent;
+use crate::http::{HttpClassifier, request_is_idempotent};
 use crate::notify::Notify;
-use crate::retry::Nested;
-use crate::retry_error::RetryError;
+#[cfg(doc)]
+use crate::notify::RetryEvent;
+pub use crate::overrides::RetryOverrides;
+pub use crate::report::RetryReport;
+use crate::retry::Retry;
+use crate::retry_error::{Last, RetryError};
 use crate::sleep::{DefaultSleeper, Sleeper};
 
-/// A request extension that overrides the idempotency read from the request's method and
-/// headers: `Idempotent(true)` for a POST the server deduplicates by other means,
-/// `Idempotent(false)` for a PUT with side effects.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Idempotent(pub bool);
+/// The hooks of a [`RetryLayer`] by default: errors by their I/O cause, responses by the HTTP
+/// classifier, the async default sleeper and clock, no budget, no hook.
+pub type LayerHooks = Hooks<ByIoCause, HttpClassifier>;
 
-/// A request extension that gives this request its own end-to-end timeout, in place of the
-/// layer's [`timeout`](RetryLayer::timeout).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct RequestTimeout(pub Duration);
-
-pub use crate::report::RetryReport;
-
-/// What an attempt failed with, as a hook given to [`notify`](RetryLayer::notify) sees it.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum AttemptError<E> {
-    /// A response the response classifier called a failure; the response itself is dropped
-    /// before the retry.
-    Status(http::StatusCode),
-    /// An error of the inner service.
-    Inner(E),
-}
-
-/// The settings a layer hands to each of its services.
-#[derive(Clone)]
-pub(crate) struct Settings<P, R, C, S, K, B, N> {
-    pub(crate) policy: P,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) max_server_wait: Duration,
-    pub(crate) nested: Nested,
-    pub(crate) buffer_limit: Option<usize>,
-    pub(crate) responses: R,
-    pub(crate) errors: C,
-    pub(crate) sleeper: S,
-    pub(crate) clock: K,
-    pub(crate) budget: B,
-    pub(crate) notify: N,
-}
+/// The hooks of a layer built from a configuration file: the defaults, with the file's budget,
+/// if it names one.
+#[cfg(feature = "serde")]
+pub type SpecHooks =
+    Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClock, Option<Arc<AnyBudget>>>;
 
 /// A tower [`Layer`] that retries HTTP requests; see the [module docs](self).
 ///
-/// Its type parameters are the policy configuration `P`, the response classifier `R`, the
-/// error classifier `C`, the sleeper `S`, the clock `K`, the budget `B` and the hook `N`. The
-/// defaults: no deadline, the HTTP classifier, [`ByIoCause`], a 5-minute longest server wait,
-/// one attempt when nested, no buffering, no budget, no hook.
+/// `P` is the policy configuration, `H` the [`Hooks`]: how errors and responses are
+/// classified, the sleeper, the clock, the budget and the retry hook. The defaults: no
+/// deadline, idempotency by the request's method, a 5-minute longest server wait, one attempt
+/// when nested, no buffering, [`LayerHooks`].
 #[derive(Clone)]
 #[must_use = "a layer does nothing until it wraps a service"]
-pub struct RetryLayer<
-    P = AnyConfig,
-    R = HttpClassifier,
-    C = ByIoCause,
-    S = DefaultSleeper,
-    K = DefaultClock,
-    B = Unlimited,
-    N = (),
-> {
-    settings: Settings<P, R, C, S, K, B, N>,
+pub struct RetryLayer<P = AnyConfig, H = LayerHooks> {
+    policy: P,
+    settings: Settings,
+    hooks: H,
+    buffer_limit: Option<usize>,
 }
 
-impl<P: MakePolicy> RetryLayer<P> {
+impl<P: PolicyConfig> RetryLayer<P> {
     /// A layer that retries under `policy`: any configuration in the catalog, an
-    /// [`AnyConfig`], or your own [`MakePolicy`].
+    /// [`AnyConfig`], or your own [`PolicyConfig`].
     ///
     /// # Errors
     ///
@@ -200,180 +179,164 @@ impl<P: MakePolicy> RetryLayer<P> {
     pub fn new(policy: P) -> Result<Self, ConfigError> {
         policy.validate()?;
         Ok(Self {
-            settings: Settings {
-                policy,
-                timeout: None,
-                max_server_wait: DEFAULT_MAX_SERVER_WAIT,
-                nested: Nested::SingleAttempt,
-                buffer_limit: None,
-                responses: HttpClassifier::new(),
-                errors: ByIoCause,
-                sleeper: DefaultSleeper::default(),
-                clock: DefaultClock::default(),
-                budget: Unlimited,
-                notify: (),
-            },
+            policy,
+            settings: Settings::new(),
+            hooks: Hooks::with_time(DefaultSleeper::default(), DefaultClock::default())
+                .classifier(ByIoCause)
+                .ok(HttpClassifier::new()),
+            buffer_limit: None,
         })
     }
 }
 
-impl<P, R, C, S, K, B, N> RetryLayer<P, R, C, S, K, B, N> {
+#[cfg(feature = "serde")]
+impl RetryLayer<AnyConfig, SpecHooks> {
+    /// A layer as a configuration file describes it, in one call: its policy, its
+    /// [`Settings`] and its budget (one budget, shared by every request of the layer's
+    /// services).
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")]
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use stagger::config::RetrySpec;
+    /// use stagger::tower::RetryLayer;
+    ///
+    /// let spec: RetrySpec = serde_json::from_str(
+    ///     r#"{"policy": "exponential-full-jitter", "max_attempts": 3, "timeout": "2s", "budget": "aws-standard"}"#,
+    /// )?;
+    /// let layer = RetryLayer::from_spec(&spec)?;
+    /// # let _ = layer;
+    /// # Ok(())
+    /// # }
+    /// # #[cfg(not(feature = "tokio"))]
+    /// # fn main() {}
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field.
+    pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        let settings = spec.to_settings()?;
+        let budget = spec
+            .to_budget(stagger_core::SeededRng::from_entropy())?
+            .map(Arc::new);
+        Ok(RetryLayer::new(spec.to_config()?)?
+            .settings(settings)
+            .budget(budget))
+    }
+}
+
+impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
+    /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
+    /// do when nested. Idempotency left unset is read from each request.
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = settings;
+        self
+    }
+
     /// One end-to-end deadline per request, `timeout` after the request's future is first
-    /// polled: it covers buffering the body, every attempt and every wait. An attempt in flight
-    /// at the deadline is cancelled.
+    /// polled: it covers buffering the body, every attempt and every wait, up to the response's
+    /// head. An attempt in flight at the deadline is cancelled.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings.timeout = Some(timeout);
+        self.settings = self.settings.with_timeout(timeout);
         self
     }
 
     /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
     /// stops the run, and the caller gets its response.
     pub fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.settings.max_server_wait = limit;
+        self.settings = self.settings.with_max_server_wait(limit);
         self
     }
 
     /// What a request does when its future runs inside another executor's attempt (default
     /// [`Nested::SingleAttempt`]: one attempt, recovery left to the outer layer).
     pub fn when_nested(mut self, nested: Nested) -> Self {
-        self.settings.nested = nested;
+        self.settings = self.settings.with_nested(nested);
         self
     }
 
     /// Reads each request body into memory, up to `max_bytes`, so that it can be sent again.
     /// A larger body is sent once. Without this, only empty bodies are replayed.
     pub fn buffer_bodies(mut self, max_bytes: usize) -> Self {
-        self.settings.buffer_limit = Some(max_bytes);
+        self.buffer_limit = Some(max_bytes);
         self
     }
 
-    /// Classifies responses with `classifier`: a [`ClassifyResponse`], such as any
+    /// Classifies responses with `classifier`: a [`ClassifyOk`], such as any
     /// `Fn(&Response<B>) -> Option<Failure>`, or an [`HttpClassifier`] with another wall clock.
-    pub fn classify_responses<R2>(self, classifier: R2) -> RetryLayer<P, R2, C, S, K, B, N> {
-        self.replace(|_, c, s, k, b, n| (classifier, c, s, k, b, n))
+    pub fn classify_responses<V2>(self, classifier: V2) -> RetryLayer<P, Hooks<C, V2, S, K, B, N>> {
+        self.with_hooks(|hooks| hooks.ok(classifier))
     }
 
     /// Classifies the inner service's errors with `classifier`: any `Fn(&E) -> Failure`.
     /// [`retry_any`](crate::classify::retry_any) retries them all, if you mean it.
-    pub fn classify_errors<C2>(self, classifier: C2) -> RetryLayer<P, R, C2, S, K, B, N> {
-        self.replace(|r, _, s, k, b, n| (r, classifier, s, k, b, n))
+    pub fn classify_errors<C2>(self, classifier: C2) -> RetryLayer<P, Hooks<C2, V, S, K, B, N>> {
+        self.with_hooks(|hooks| hooks.classifier(classifier))
     }
 
     /// Waits with `sleeper`: any `Fn(Duration) -> impl Future`.
-    pub fn sleeper<S2>(self, sleeper: S2) -> RetryLayer<P, R, C, S2, K, B, N> {
-        self.replace(|r, c, _, k, b, n| (r, c, sleeper, k, b, n))
+    pub fn sleeper<S2>(self, sleeper: S2) -> RetryLayer<P, Hooks<C, V, S2, K, B, N>> {
+        self.with_hooks(|hooks| hooks.sleeper(sleeper))
     }
 
     /// Reads time from `clock`, for deadlines, server waits and summaries.
-    pub fn clock<K2>(self, clock: K2) -> RetryLayer<P, R, C, S, K2, B, N> {
-        self.replace(|r, c, s, _, b, n| (r, c, s, clock, b, n))
+    pub fn clock<K2>(self, clock: K2) -> RetryLayer<P, Hooks<C, V, S, K2, B, N>> {
+        self.with_hooks(|hooks| hooks.clock(clock))
     }
 
     /// Retries only as far as `budget` allows. It is cloned into each request, so share one
-    /// budget through an `Arc` (`Arc<TokenBucket>`, `Arc<dyn Budget + Send + Sync>`).
-    pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, R, C, S, K, B2, N> {
-        self.replace(|r, c, s, k, _, n| (r, c, s, k, budget, n))
+    /// budget through an `Arc` (`Arc<TokenBucketBudget>`, `Arc<dyn Budget + Send + Sync>`).
+    pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, Hooks<C, V, S, K, B2, N>> {
+        self.with_hooks(|hooks| hooks.budget(budget))
     }
 
-    /// Calls `hook` before every retry that will happen; its error is an [`AttemptError`]. It
-    /// is cloned into each request.
-    pub fn notify<N2>(self, hook: N2) -> RetryLayer<P, R, C, S, K, B, N2> {
-        self.replace(|r, c, s, k, b, _| (r, c, s, k, b, hook))
+    /// Calls `hook` before every retry that will happen: a [`Notify`], such as any
+    /// `FnMut(&RetryEvent<'_, Response<B>, E>)`. Its event's `result` is the refused response
+    /// or the inner service's error. It is cloned into each request.
+    pub fn notify<N2>(self, hook: N2) -> RetryLayer<P, Hooks<C, V, S, K, B, N2>> {
+        self.with_hooks(|hooks| hooks.notify(hook))
     }
 
-    /// The same layer with some of its parts replaced.
-    #[allow(clippy::type_complexity)]
-    fn replace<R2, C2, S2, K2, B2, N2>(
-        self,
-        f: impl FnOnce(R, C, S, K, B, N) -> (R2, C2, S2, K2, B2, N2),
-    ) -> RetryLayer<P, R2, C2, S2, K2, B2, N2> {
-        let Settings {
-            policy,
-            timeout,
-            max_server_wait,
-            nested,
-            buffer_limit,
-            responses,
-            errors,
-            sleeper,
-            clock,
-            budget,
-            notify,
-        } = self.settings;
-        let (responses, errors, sleeper, clock, budget, notify) =
-            f(responses, errors, sleeper, clock, budget, notify);
+    /// The same layer with its hooks replaced.
+    fn with_hooks<H2>(self, f: impl FnOnce(Hooks<C, V, S, K, B, N>) -> H2) -> RetryLayer<P, H2> {
         RetryLayer {
-            settings: Settings {
-                policy,
-                timeout,
-                max_server_wait,
-                nested,
-                buffer_limit,
-                responses,
-                errors,
-                sleeper,
-                clock,
-                budget,
-                notify,
-            },
+            policy: self.policy,
+            settings: self.settings,
+            hooks: f(self.hooks),
+            buffer_limit: self.buffer_limit,
         }
     }
 }
 
-impl<Svc, P, R, C, S, K, B, N> Layer<Svc> for RetryLayer<P, R, C, S, K, B, N>
-where
-    P: Clone,
-    R: Clone,
-    C: Clone,
-    S: Clone,
-    K: Clone,
-    B: Clone,
-    N: Clone,
-{
-    type Service = RetryService<Svc, P, R, C, S, K, B, N>;
+impl<Svc, P: Clone, H: Clone> Layer<Svc> for RetryLayer<P, H> {
+    type Service = RetryService<Svc, P, H>;
 
     fn layer(&self, inner: Svc) -> Self::Service {
         RetryService {
             inner,
-            settings: Arc::new(self.settings.clone()),
+            layer: Arc::new(self.clone()),
         }
     }
 }
 
-impl<P, R, C, S, K, B, N> fmt::Debug for RetryLayer<P, R, C, S, K, B, N> {
+impl<P, H> fmt::Debug for RetryLayer<P, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        debug_settings(f.debug_struct("RetryLayer"), &self.settings)
+        f.debug_struct("RetryLayer")
+            .field("settings", &self.settings)
+            .field("buffer_limit", &self.buffer_limit)
+            .finish_non_exhaustive()
     }
-}
-
-fn debug_settings<P, R, C, S, K, B, N>(
-    mut f: fmt::DebugStruct<'_, '_>,
-    settings: &Settings<P, R, C, S, K, B, N>,
-) -> fmt::Result {
-    f.field("timeout", &settings.timeout)
-        .field("max_server_wait", &settings.max_server_wait)
-        .field("nested", &settings.nested)
-        .field("buffer_limit", &settings.buffer_limit)
-        .finish_non_exhaustive()
 }
 
 /// The service of a [`RetryLayer`]: retries each request it is given; see the
 /// [module docs](self).
-pub struct RetryService<
-    Svc,
-    P = AnyConfig,
-    R = HttpClassifier,
-    C = ByIoCause,
-    S = DefaultSleeper,
-    K = DefaultClock,
-    B = Unlimited,
-    N = (),
-> {
+pub struct RetryService<Svc, P = AnyConfig, H = LayerHooks> {
     inner: Svc,
-    settings: Arc<Settings<P, R, C, S, K, B, N>>,
+    layer: Arc<RetryLayer<P, H>>,
 }
 
-impl<Svc, P, R, C, S, K, B, N> RetryService<Svc, P, R, C, S, K, B, N> {
+impl<Svc, P, H> RetryService<Svc, P, H> {
     /// The inner service.
     pub fn get_ref(&self) -> &Svc {
         &self.inner
@@ -390,42 +353,43 @@ impl<Svc, P, R, C, S, K, B, N> RetryService<Svc, P, R, C, S, K, B, N> {
     }
 }
 
-impl<Svc: Clone, P, R, C, S, K, B, N> Clone for RetryService<Svc, P, R, C, S, K, B, N> {
+impl<Svc: Clone, P, H> Clone for RetryService<Svc, P, H> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
-            settings: Arc::clone(&self.settings),
+            layer: Arc::clone(&self.layer),
         }
     }
 }
 
-impl<Svc: fmt::Debug, P, R, C, S, K, B, N> fmt::Debug for RetryService<Svc, P, R, C, S, K, B, N> {
+impl<Svc: fmt::Debug, P, H> fmt::Debug for RetryService<Svc, P, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = f.debug_struct("RetryService");
-        s.field("inner", &self.inner);
-        debug_settings(s, &self.settings)
+        f.debug_struct("RetryService")
+            .field("inner", &self.inner)
+            .field("layer", &self.layer)
+            .finish()
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, R, C, S, K, B, N> Service<Request<ReqBody>>
-    for RetryService<Svc, P, R, C, S, K, B, N>
+impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for RetryService<Svc, P, H>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
-    P: MakePolicy + Clone,
-    R: ClassifyResponse<ResBody>,
-    C: Classifier<Svc::Error>,
-    S: Sleeper,
-    K: Clock,
-    B: Budget + Clone,
-    N: Notify<AttemptError<Svc::Error>> + Clone,
+    P: PolicyConfig,
+    H: HookSet + Clone,
+    H::Classifier: Classifier<Svc::Error>,
+    H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
+    H::Sleeper: Sleeper,
+    H::Clock: Clock,
+    H::Budget: Budget,
+    H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Response = Response<ResBody>;
     type Error = RetryError<Svc::Error>;
-    type Future = ResponseFuture<Svc, ReqBody, P, R, C, S, K, B, N>;
+    type Future = ResponseFuture<Svc, ReqBody, P, H>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(future::unusable)
+        self.inner.poll_ready(cx).map_err(unusable)
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
@@ -433,6 +397,28 @@ where
         // must be made ready again before the next call, as tower requires.
         let clone = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, clone);
-        ResponseFuture::new(Arc::clone(&self.settings), ready, request)
+        let layer = &*self.layer;
+        let overrides = request.extensions().get::<RetryOverrides>();
+        let (policy, settings) =
+            RetryOverrides::apply(overrides, layer.policy, layer.settings, || {
+                request_is_idempotent(&request)
+            });
+        let op = future::TowerOp::new(ready, request, layer.buffer_limit, policy.max_attempts());
+        ResponseFuture::new(
+            Retry::new(op, policy, layer.hooks.clone())
+                .settings(settings)
+                .outcome(),
+        )
     }
+}
+
+/// The error of a service whose `poll_ready` failed, before any request was handed over: no
+/// attempt, not retryable. tower treats such a service as unusable, so no request is retried
+/// on it.
+fn unusable<E>(error: E) -> RetryError<E> {
+    let run = stagger_core::engine::Run::new(NoRetryPolicy, Settings::new(), Timestamp::ZERO);
+    RetryError::new(
+        run.stop(Timestamp::ZERO, StopReason::NotRetryable),
+        Last::Error(error),
+    )
 }

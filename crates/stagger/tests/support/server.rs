@@ -8,8 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use stagger::clock::{SystemClock, WallClock};
@@ -85,6 +86,7 @@ impl Server {
 /// - `/orders...`: 503, then 201. Bodies are logged.
 /// - `/always503`: 503.
 /// - `/stall...`: every response takes 5 s.
+/// - `/trickle`: 200 at once, then a body of 30 chunks, one every 100 ms (3 s in all).
 pub(crate) async fn start_server() -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = Server {
@@ -161,7 +163,7 @@ impl Drop for DropLog {
 async fn respond(
     server: Server,
     request: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     let (parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
     let body = body
@@ -201,11 +203,24 @@ async fn respond(
             tokio::time::sleep(Duration::from_secs(5)).await;
             response(200)
         }
+        ("/trickle", _) => return Ok(response(200).body(trickle()).unwrap()),
         _ => response(200),
     };
     Ok(response
-        .body(Full::new(Bytes::from_static(b"body")))
+        .body(Full::new(Bytes::from_static(b"body")).boxed())
         .unwrap())
+}
+
+/// A body that takes 3 s to arrive: 30 chunks of 10 bytes, one every 100 ms.
+fn trickle() -> BoxBody<Bytes, Infallible> {
+    let chunks = futures_util::stream::unfold(0u32, |sent| async move {
+        if sent == 30 {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        Some((Ok(Frame::data(Bytes::from_static(b"0123456789"))), sent + 1))
+    });
+    StreamBody::new(chunks).boxed()
 }
 
 /// `t` as an IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, truncated to the second.

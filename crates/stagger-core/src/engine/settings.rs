@@ -1,0 +1,199 @@
+//! [`Settings`]: how a run behaves beyond its policy, as one value every executor accepts.
+
+use std::time::Duration;
+
+#[cfg(doc)]
+use super::outcome::StopReason;
+use crate::clock::Timestamp;
+
+/// The longest server-directed wait a run honours unless told otherwise: 5 minutes.
+///
+/// Envoy discards `Retry-After` values above 300 s; urllib3 caps them at 6 hours; AWS clamps
+/// theirs. A run never retries earlier than the server asked, so a longer request means giving
+/// up now ([`StopReason::ServerWaitTooLong`]) rather than waiting for minutes on end. Raise it
+/// with [`Settings::with_max_server_wait`] for work that can wait, such as webhook delivery.
+pub const DEFAULT_MAX_SERVER_WAIT: Duration = Duration::from_secs(300);
+
+/// What a run does when it starts inside another retrying layer's attempt.
+///
+/// Retrying layers multiply: three layers of three attempts call a failing leaf 27 times. AWS
+/// and Google SRE advise retrying at a single point in the stack, so by default a nested run
+/// makes one attempt and stops with [`StopReason::OuterLayerOwnsRecovery`], leaving recovery to
+/// the outermost layer. Whether a run is nested is for its driver to tell
+/// ([`Run::mark_nested`](super::Run::mark_nested)): the executors of the `stagger` crate detect
+/// a run started while another's attempt runs on the same thread, or is polled in the same
+/// async task.
+///
+/// In a configuration file it is `nested = "single-attempt"` or `nested = "retry"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "kebab-case")
+)]
+#[non_exhaustive]
+pub enum Nested {
+    /// `single-attempt`: make one attempt and leave recovery to the outer layer (the default).
+    #[default]
+    SingleAttempt,
+    /// `retry`: retry as if alone. Each layer's attempts multiply the others'.
+    Retry,
+}
+
+/// When the run must end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Limit {
+    /// This long after the run starts.
+    Timeout(Duration),
+    /// At this instant on the run's clock.
+    At(Timestamp),
+}
+
+/// How a run behaves beyond its policy: its deadline, whether the operation is idempotent, the
+/// longest server-directed wait it honours, and what it does when nested in another retrying
+/// layer.
+///
+/// One value for every executor: the async and blocking builders take it with `.settings(..)`,
+/// the tower layer and the reqwest middleware with their own `.settings(..)`, and a
+/// configuration file's `RetrySpec` produces it. A small `Copy` value with `const` setters, so
+/// settings can be `const`.
+///
+/// The defaults: no deadline; idempotency left to the operation (an executor assumes an
+/// idempotent operation, an HTTP layer reads it from the request's method); a 5-minute longest
+/// server wait ([`DEFAULT_MAX_SERVER_WAIT`]); a single attempt when nested.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::engine::{Nested, Settings};
+///
+/// const CHECKOUT: Settings = Settings::new()
+///     .with_timeout(Duration::from_secs(2))
+///     .with_idempotent(false);
+/// assert_eq!(CHECKOUT.timeout(), Some(Duration::from_secs(2)));
+/// assert_eq!(CHECKOUT.idempotent(), Some(false));
+/// assert_eq!(CHECKOUT.nested(), Nested::SingleAttempt);
+/// assert_eq!(Settings::new().idempotent(), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Settings {
+    limit: Option<Limit>,
+    idempotent: Option<bool>,
+    max_server_wait: Duration,
+    nested: Nested,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Settings {
+    /// The defaults.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            limit: None,
+            idempotent: None,
+            max_server_wait: DEFAULT_MAX_SERVER_WAIT,
+            nested: Nested::SingleAttempt,
+        }
+    }
+
+    /// One end-to-end deadline, `timeout` after the run starts: it covers every attempt and
+    /// every wait. `Duration::ZERO` allows no attempt at all.
+    #[must_use]
+    pub const fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.limit = Some(Limit::Timeout(timeout));
+        self
+    }
+
+    /// One end-to-end deadline at `deadline` on the run's clock, for a caller that received a
+    /// deadline rather than a timeout.
+    #[must_use]
+    pub const fn with_deadline(mut self, deadline: Timestamp) -> Self {
+        self.limit = Some(Limit::At(deadline));
+        self
+    }
+
+    /// Whether the operation may be repeated without changing the outcome. A non-idempotent
+    /// operation is retried only after a failure known to have had no effect
+    /// ([`Failure::had_no_effect`](crate::Failure::had_no_effect)); otherwise the run stops
+    /// with [`StopReason::NotIdempotent`].
+    #[must_use]
+    pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = Some(idempotent);
+        self
+    }
+
+    /// The longest server-directed wait the run honours (default
+    /// [`DEFAULT_MAX_SERVER_WAIT`]). A longer request stops the run.
+    #[must_use]
+    pub const fn with_max_server_wait(mut self, limit: Duration) -> Self {
+        self.max_server_wait = limit;
+        self
+    }
+
+    /// What the run does when it starts inside another retrying layer's attempt (default
+    /// [`Nested::SingleAttempt`]).
+    #[must_use]
+    pub const fn with_nested(mut self, nested: Nested) -> Self {
+        self.nested = nested;
+        self
+    }
+
+    /// Whether the operation was declared idempotent; `None` leaves it to the operation (an
+    /// executor then assumes it is, an HTTP layer reads the request's method).
+    #[must_use]
+    pub const fn idempotent(&self) -> Option<bool> {
+        self.idempotent
+    }
+
+    /// What the run does when nested.
+    #[must_use]
+    pub const fn nested(&self) -> Nested {
+        self.nested
+    }
+
+    /// The longest server-directed wait honoured.
+    #[must_use]
+    pub const fn max_server_wait(&self) -> Duration {
+        self.max_server_wait
+    }
+
+    /// The end-to-end timeout, if the deadline was given as one ([`Settings::with_timeout`]).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::engine::Settings;
+    /// let settings = Settings::new().with_timeout(Duration::from_secs(3));
+    /// assert_eq!(settings.timeout(), Some(Duration::from_secs(3)));
+    /// assert_eq!(Settings::new().timeout(), None);
+    /// ```
+    #[must_use]
+    pub const fn timeout(&self) -> Option<Duration> {
+        match self.limit {
+            Some(Limit::Timeout(timeout)) => Some(timeout),
+            _ => None,
+        }
+    }
+
+    /// The absolute deadline, if it was given as one ([`Settings::with_deadline`]).
+    #[must_use]
+    pub const fn deadline(&self) -> Option<Timestamp> {
+        match self.limit {
+            Some(Limit::At(at)) => Some(at),
+            _ => None,
+        }
+    }
+
+    /// The deadline of a run that starts at `now`, if it has one.
+    #[must_use]
+    pub const fn deadline_from(&self, now: Timestamp) -> Option<Timestamp> {
+        match self.limit {
+            Some(Limit::Timeout(timeout)) => Some(now.saturating_add(timeout)),
+            Some(Limit::At(at)) => Some(at),
+            None => None,
+        }
+    }
+}

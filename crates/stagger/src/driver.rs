@@ -1,0 +1,281 @@
+//! The one driver of the engine: what the async and the blocking executor (and through the
+//! first, the tower layer and the reqwest middleware) do between the engine's decisions.
+//!
+//! The executors differ only in how they wait and how an attempt runs. Everything else lives
+//! here once: starting the run (the policy checked, nesting detected), pacing the next attempt
+//! (a sleeper that woke before the server's wait was over waits again), classifying what an
+//! attempt returned (errors and values), the hook, the trace, what is kept of the last attempt,
+//! and the outcome.
+
+use std::time::Duration;
+
+use stagger_core::engine::{Attempt, Budget, PlannedRetry, Run, StopReason, Stopped};
+use stagger_core::policy::NoRetryPolicy;
+use stagger_core::{Clock, Failure, IntoPolicy, Policy, Timestamp};
+
+use crate::classify::{Classifier, ClassifyOk};
+use crate::hooks::{HookSet, Hooks, HooksFor};
+use crate::nesting;
+use crate::notify::{self, Notify};
+use crate::operation::Operation;
+use crate::retry::Retry;
+use crate::retry_error::{Last, Outcome, RetryError};
+use crate::trace;
+
+/// The value a run's error keeps, for an operation `O` and value classifier `V`.
+pub(crate) type Kept<O, V> = <V as ClassifyOk<<O as Operation>::Value>>::Kept;
+
+/// The outcome of a run of `O` with hooks `H`.
+pub(crate) type OutcomeOf<O, H> =
+    Outcome<<O as Operation>::Value, <O as Operation>::Error, Kept<O, <H as HookSet>::Ok>>;
+
+/// What `.await` or `call` gives for a run of `O` with hooks `H`.
+pub(crate) type ResultOf<O, H> = Result<
+    <O as Operation>::Value,
+    RetryError<<O as Operation>::Error, Kept<O, <H as HookSet>::Ok>>,
+>;
+
+/// A started run and the parts that drive it.
+pub(crate) struct Driver<O: Operation, Pol, H: HookSet> {
+    pub(crate) run: Run<Pol, H::Budget>,
+    pub(crate) op: O,
+    classifier: H::Classifier,
+    ok: H::Ok,
+    pub(crate) sleeper: H::Sleeper,
+    pub(crate) clock: H::Clock,
+    notify: H::Notify,
+    /// When the next attempt starts, if known without reading the clock: the start of the run,
+    /// or the end of the last attempt plus the wait since.
+    resume_at: Option<Timestamp>,
+    /// The last attempt's error, kept through the wait in case the next attempt is cut short.
+    last_error: Option<O::Error>,
+}
+
+/// What the driver does next, between attempts.
+pub(crate) enum Next<T> {
+    /// Make this attempt.
+    Attempt(Attempt),
+    /// The sleeper woke early: wait this much longer first.
+    Wait(Duration),
+    /// The run is over.
+    Done(T),
+}
+
+/// What follows an attempt.
+pub(crate) enum After<T> {
+    /// Wait this long, then make the next attempt.
+    Retry(Duration),
+    /// The run is over.
+    Done(T),
+}
+
+impl<O, Pol, H> Driver<O, Pol, H>
+where
+    O: Operation,
+    Pol: Policy,
+    H: HooksFor<O>,
+{
+    /// The time at which the next attempt starts. Without a deadline, nothing depends on it
+    /// but the reported elapsed times, so it is taken from the last reading plus the wait since
+    /// instead of the clock: one clock read per attempt instead of two. With a deadline, the
+    /// clock is read, since the time left must be exact.
+    #[inline(always)]
+    fn attempt_time(&mut self) -> Timestamp {
+        match (self.run.deadline(), self.resume_at.take()) {
+            (None, Some(at)) => at,
+            _ => self.clock.now(),
+        }
+    }
+
+    /// What comes before the next attempt: the attempt itself, a wait, or the end of the run.
+    #[inline(always)]
+    pub(crate) fn next(&mut self) -> Next<OutcomeOf<O, H>> {
+        let now = self.attempt_time();
+        if let Some(rest) = self.run.too_early(now) {
+            // The sleeper woke before the server's wait was over: wait again.
+            return Next::Wait(rest);
+        }
+        match self.run.begin(now) {
+            Ok(attempt) => Next::Attempt(attempt),
+            Err(stopped) => Next::Done(self.give_up_after_error(stopped)),
+        }
+    }
+
+    /// After an attempt returned `result`: success, a retry, or the end of the run.
+    #[inline(always)]
+    pub(crate) fn after(&mut self, result: Result<O::Value, O::Error>) -> After<OutcomeOf<O, H>> {
+        let now = self.clock.now();
+        match result {
+            Ok(value) => {
+                let Some(failure) = self.ok.classify_ok(&value) else {
+                    return After::Done(match self.run.succeeded(now) {
+                        Ok(summary) => {
+                            trace::succeeded(&summary);
+                            Outcome {
+                                result: Ok(value),
+                                summary,
+                            }
+                        }
+                        // It came too late: the caller's time is spent, and the value with it.
+                        Err(stopped) => self.give_up_after_error(stopped),
+                    });
+                };
+                match self.failed(now, failure, Ok(&value)) {
+                    Ok(retry) => {
+                        // A refused value is dropped as soon as the retry is decided: an HTTP
+                        // response then releases its connection during the wait.
+                        drop(value);
+                        self.last_error = None;
+                        After::Retry(retry.delay)
+                    }
+                    Err(stopped) => {
+                        self.notify.gave_up(&stopped, Some(Ok(&value)));
+                        let last = H::Ok::keep(value).map_or(Last::Nothing, Last::Value);
+                        After::Done(outcome_of(stopped, last))
+                    }
+                }
+            }
+            Err(error) => {
+                let failure = self.classifier.classify(&error);
+                match self.failed(now, failure, Err(&error)) {
+                    Ok(retry) => {
+                        self.last_error = Some(error);
+                        After::Retry(retry.delay)
+                    }
+                    Err(stopped) => {
+                        After::Done(give_up(&mut self.notify, stopped, Last::Error(error)))
+                    }
+                }
+            }
+        }
+    }
+
+    /// After the deadline passed during an attempt (or while getting ready for the first), at
+    /// `now`: the attempt counts as a timeout.
+    pub(crate) fn timed_out(&mut self, now: Timestamp) -> After<OutcomeOf<O, H>> {
+        match self.run.failed(now, Failure::Timeout) {
+            // Past the deadline the engine always stops; a retry would only follow a clock
+            // that went back.
+            Ok(retry) => After::Retry(retry.delay),
+            Err(stopped) => After::Done(self.give_up_after_error(stopped)),
+        }
+    }
+
+    /// Asks the engine after a failed attempt; the hook hears of a retry before it happens.
+    #[inline(always)]
+    fn failed(
+        &mut self,
+        now: Timestamp,
+        failure: Failure,
+        result: Result<&O::Value, &O::Error>,
+    ) -> Result<PlannedRetry, Stopped> {
+        let retry = self.run.failed(now, failure)?;
+        // After a server-directed wait the clock is read again: the floor must hold for real.
+        if retry.server_wait.is_none() {
+            self.resume_at = Some(now.saturating_add(retry.delay));
+        }
+        notify::retrying(&mut self.notify, &retry, result, failure);
+        Ok(retry)
+    }
+
+    /// The outcome of a run that gave up between attempts, or with an attempt cut short: what
+    /// is left is the last error, if the last attempt that ended returned one.
+    #[inline(always)]
+    fn give_up_after_error(&mut self, stopped: Stopped) -> OutcomeOf<O, H> {
+        let last = self.last_error.take().map_or(Last::Nothing, Last::Error);
+        give_up(&mut self.notify, stopped, last)
+    }
+}
+
+/// The outcome of a run that gave up: the hook and the trace hear of it first.
+#[cold]
+fn give_up<T, E, K, N: Notify<T, E>>(
+    notify: &mut N,
+    stopped: Stopped,
+    last: Last<E, K>,
+) -> Outcome<T, E, K> {
+    let heard = match &last {
+        Last::Error(error) => Some(Err(error)),
+        _ => None,
+    };
+    notify.gave_up(&stopped, heard);
+    outcome_of(stopped, last)
+}
+
+/// The outcome of a run that gave up, traced.
+fn outcome_of<T, E, K>(stopped: Stopped, last: Last<E, K>) -> Outcome<T, E, K> {
+    trace::gave_up(&stopped);
+    Outcome {
+        summary: stopped.summary,
+        result: Err(RetryError::new(stopped, last)),
+    }
+}
+
+impl<O, Pol, H> Driver<O, Pol, H>
+where
+    O: Operation,
+    Pol: Policy,
+    H: HookSet,
+    H::Budget: Budget,
+{
+    /// Starts the run of `retry` at `now` on its clock: the policy checked and made, nesting
+    /// detected in the thread or task that runs it.
+    ///
+    /// # Errors
+    ///
+    /// The outcome of a run whose configuration is invalid: no attempt, with
+    /// [`StopReason::InvalidConfig`] and the configuration's error.
+    #[inline(always)]
+    pub(crate) fn start<P>(retry: Retry<O, P, H>) -> Result<Self, OutcomeOf<O, H>>
+    where
+        P: IntoPolicy<Policy = Pol>,
+        H::Clock: Clock,
+        H::Ok: ClassifyOk<O::Value>,
+        H::Notify: Notify<O::Value, O::Error>,
+    {
+        let Retry {
+            op,
+            policy,
+            settings,
+            hooks,
+            attempt_limit,
+        } = retry;
+        let Hooks {
+            classifier,
+            ok,
+            sleeper,
+            clock,
+            budget,
+            mut notify,
+        } = hooks.into_parts();
+        let now = clock.now();
+        let policy = match policy.into_policy() {
+            Ok(policy) => policy,
+            Err(error) => {
+                let stopped =
+                    Run::new(NoRetryPolicy, settings, now).stop(now, StopReason::InvalidConfig);
+                return Err(give_up(
+                    &mut notify,
+                    stopped,
+                    Last::Invalid(Box::new(error)),
+                ));
+            }
+        };
+        let mut run = Run::with_budget(policy, budget, settings, now);
+        run.limit_attempts(attempt_limit);
+        if nesting::inside_an_attempt() {
+            run.mark_nested();
+        }
+        Ok(Self {
+            run,
+            op,
+            classifier,
+            ok,
+            sleeper,
+            clock,
+            notify,
+            resume_at: Some(now),
+            last_error: None,
+        })
+    }
+}

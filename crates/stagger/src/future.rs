@@ -1,0 +1,293 @@
+//! The async executor: a [`Retry`] awaited, and the one async driver every integration runs on.
+//!
+//! The tower layer and the reqwest middleware are operations driven by this same future, so
+//! the deadline's timer, the re-sleep after an early wake, the guard against timers that fire
+//! early and the yield after a zero delay are written here once.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use pin_project_lite::pin_project;
+use stagger_core::engine::Budget;
+use stagger_core::{Clock, IntoPolicy, Timestamp};
+
+use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
+use crate::hooks::{HookSet, HooksFor};
+use crate::nesting;
+use crate::operation::AsyncOperation;
+use crate::retry::Retry;
+use crate::sleep::Sleeper;
+use crate::trace;
+
+impl<O, P, H> Retry<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    /// Runs the retries and yields the [`Outcome`](crate::Outcome): the result and the run's
+    /// summary, which `.await` alone does not report.
+    pub fn outcome(self) -> RetryFuture<O, P, H> {
+        RetryFuture {
+            start: Some(self),
+            driver: None,
+            span: trace::RunSpan::new(),
+            timer: None,
+            state: State::Start,
+        }
+    }
+}
+
+impl<O, P, H> IntoFuture for Retry<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = ResultOf<O, H>;
+    type IntoFuture = ResultFuture<O, P, H>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        ResultFuture {
+            inner: self.outcome(),
+        }
+    }
+}
+
+pin_project! {
+    /// The future of `.await` on a [`Retry`]: the operation's result.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct ResultFuture<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet,
+        H::Sleeper: Sleeper,
+    {
+        #[pin]
+        inner: RetryFuture<O, P, H>,
+    }
+}
+
+impl<O, P, H> Future for ResultFuture<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = ResultOf<O, H>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().inner.poll(cx).map(|outcome| outcome.result)
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<Fut, Sl> {
+        // Not polled yet: the run starts on the first poll.
+        Start,
+        // The operation gets ready for its first attempt.
+        Preparing,
+        // Between attempts: the next one starts on this poll.
+        Idle,
+        // An attempt runs, raced against the deadline.
+        Running { #[pin] attempt: Fut },
+        // Waiting before the next attempt.
+        Sleeping { #[pin] wait: Sl },
+        // The outcome was delivered.
+        Done,
+    }
+}
+
+pin_project! {
+    /// The future of a [`Retry`]'s [`outcome`](Retry::outcome), and of every HTTP request the
+    /// tower layer and the reqwest middleware retry.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct RetryFuture<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet,
+        H::Sleeper: Sleeper,
+    {
+        start: Option<Retry<O, P, H>>,
+        driver: Option<Driver<O, P::Policy, H>>,
+        span: trace::RunSpan,
+        // The deadline's timer, armed once per run, when an attempt first has to wait.
+        #[pin]
+        timer: Option<<H::Sleeper as Sleeper>::Sleep>,
+        #[pin]
+        state: State<O::Attempt, <H::Sleeper as Sleeper>::Sleep>,
+    }
+}
+
+impl<O, P, H> Future for RetryFuture<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = OutcomeOf<O, H>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let _span = this.span.enter();
+        // Times the deadline's timer fired before the deadline in this poll.
+        let mut early_fires = 0u32;
+        loop {
+            if let StateProj::Start = this.state.as_mut().project() {
+                let Some(retry) = this.start.take() else {
+                    panic!("RetryFuture polled after it completed");
+                };
+                match Driver::start(retry) {
+                    Ok(driver) => *this.driver = Some(driver),
+                    Err(outcome) => {
+                        this.state.set(State::Done);
+                        return Poll::Ready(outcome);
+                    }
+                }
+                this.state.set(State::Preparing);
+            }
+            let Some(driver) = this.driver.as_mut() else {
+                panic!("RetryFuture polled after it completed");
+            };
+            let after = match this.state.as_mut().project() {
+                StateProj::Start | StateProj::Done => {
+                    panic!("RetryFuture polled after it completed")
+                }
+                StateProj::Preparing => {
+                    let retries_possible = !driver.run.is_nested();
+                    match driver.op.poll_prepare(cx, retries_possible) {
+                        Poll::Ready(max) => driver.run.limit_attempts(max),
+                        Poll::Pending => {
+                            ready!(poll_deadline(
+                                this.timer.as_mut(),
+                                driver,
+                                &mut early_fires,
+                                cx
+                            ));
+                            // The deadline passed before the first attempt could start: the
+                            // run stops at once, with no attempt.
+                        }
+                    }
+                    this.state.set(State::Idle);
+                    continue;
+                }
+                StateProj::Idle => match driver.next() {
+                    Next::Attempt(attempt) => {
+                        let attempt = {
+                            let _inside = nesting::enter();
+                            driver.op.attempt(attempt)
+                        };
+                        this.state.set(State::Running { attempt });
+                        continue;
+                    }
+                    Next::Wait(rest) => {
+                        // The sleeper woke before the server's wait was over: wait again, and
+                        // yield, so that a sleeper that keeps waking early cannot spin here.
+                        let wait = driver.sleeper.sleep(rest);
+                        this.state.set(State::Sleeping { wait });
+                        cx.waker().wake_by_ref();
+                        return Poll::Pending;
+                    }
+                    Next::Done(outcome) => After::Done(outcome),
+                },
+                StateProj::Running { attempt } => {
+                    let polled = {
+                        let _inside = nesting::enter();
+                        attempt.poll(cx)
+                    };
+                    match polled {
+                        Poll::Ready(result) => driver.after(result),
+                        Poll::Pending => {
+                            let now = ready!(poll_deadline(
+                                this.timer.as_mut(),
+                                driver,
+                                &mut early_fires,
+                                cx
+                            ));
+                            // The deadline passed mid-attempt: the attempt's future is dropped
+                            // below, which cancels it, and it counts as a timeout.
+                            driver.timed_out(now)
+                        }
+                    }
+                }
+                StateProj::Sleeping { wait } => {
+                    ready!(wait.poll(cx));
+                    this.state.set(State::Idle);
+                    continue;
+                }
+            };
+            match after {
+                After::Retry(delay) if delay.is_zero() => {
+                    // A zero delay does not touch the timer, but it yields: an operation that
+                    // fails at once must not hold the thread for all its attempts.
+                    this.state.set(State::Idle);
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                After::Retry(delay) => {
+                    let wait = driver.sleeper.sleep(delay);
+                    this.state.set(State::Sleeping { wait });
+                }
+                After::Done(outcome) => {
+                    this.state.set(State::Done);
+                    *this.driver = None;
+                    return Poll::Ready(outcome);
+                }
+            }
+        }
+    }
+}
+
+/// Polls the deadline's timer, arming it on first use: ready with the time once the deadline
+/// has passed on the clock; pending for ever without a deadline. A timer that fires early is
+/// re-armed for the rest; one that keeps firing at once makes the task yield rather than spin.
+fn poll_deadline<O, Pol, H>(
+    mut timer: Pin<&mut Option<<H::Sleeper as Sleeper>::Sleep>>,
+    driver: &Driver<O, Pol, H>,
+    early_fires: &mut u32,
+    cx: &mut Context<'_>,
+) -> Poll<Timestamp>
+where
+    O: AsyncOperation,
+    Pol: stagger_core::Policy,
+    H: HookSet,
+    H::Sleeper: Sleeper,
+    H::Clock: Clock,
+    H::Budget: Budget,
+{
+    let Some(at) = driver.run.deadline() else {
+        return Poll::Pending;
+    };
+    loop {
+        let fired = match timer.as_mut().as_pin_mut() {
+            Some(sleep) => {
+                ready!(sleep.poll(cx));
+                true
+            }
+            None => false,
+        };
+        let now = driver.clock.now();
+        if now >= at {
+            return Poll::Ready(now);
+        }
+        timer.set(Some(
+            driver.sleeper.sleep(at.saturating_duration_since(now)),
+        ));
+        if fired {
+            *early_fires += 1;
+            if *early_fires > 3 {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
+    }
+}

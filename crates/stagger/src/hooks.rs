@@ -1,0 +1,163 @@
+//! [`Hooks`]: the parts a retry is driven with, gathered in one type.
+
+use std::fmt;
+
+use stagger_core::Clock;
+use stagger_core::engine::{Budget, Unlimited};
+
+use crate::classify::{ByKind, Classifier, ClassifyOk};
+use crate::clock::DefaultClock;
+use crate::notify::Notify;
+use crate::operation::Operation;
+use crate::sleep::DefaultSleeper;
+
+/// The parts a retry is driven with, beside its policy and settings: the error classifier `C`,
+/// the value classifier `V`, the sleeper `S`, the clock `K`, the budget `B` and the hook `N`.
+///
+/// The builders replace one part at a time ([`classify`](crate::Retry::classify),
+/// [`classify_ok`](crate::Retry::classify_ok), [`sleeper`](crate::Retry::sleeper),
+/// [`clock`](crate::Retry::clock), [`budget`](crate::Retry::budget),
+/// [`notify`](crate::Retry::notify)), so this type is rarely written out; gathering the parts
+/// in one parameter keeps the executors' types, and the compiler's messages about them, short.
+///
+/// The defaults: errors classify themselves ([`ByKind`]), every `Ok` is a success (`()`),
+/// the async default sleeper and clock (tokio's with the `tokio` feature), no budget
+/// ([`Unlimited`]) and no hook (`()`).
+#[derive(Clone, Copy, Default)]
+pub struct Hooks<C = ByKind, V = (), S = DefaultSleeper, K = DefaultClock, B = Unlimited, N = ()> {
+    pub(crate) classifier: C,
+    pub(crate) ok: V,
+    pub(crate) sleeper: S,
+    pub(crate) clock: K,
+    pub(crate) budget: B,
+    pub(crate) notify: N,
+}
+
+impl<C, V, S, K, B, N> fmt::Debug for Hooks<C, V, S, K, B, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("classifier", &std::any::type_name::<C>())
+            .field("ok", &std::any::type_name::<V>())
+            .field("sleeper", &std::any::type_name::<S>())
+            .field("clock", &std::any::type_name::<K>())
+            .field("budget", &std::any::type_name::<B>())
+            .field("notify", &std::any::type_name::<N>())
+            .finish()
+    }
+}
+
+impl<S, K> Hooks<ByKind, (), S, K> {
+    /// The default hooks with this sleeper and clock.
+    pub(crate) const fn with_time(sleeper: S, clock: K) -> Self {
+        Self {
+            classifier: ByKind,
+            ok: (),
+            sleeper,
+            clock,
+            budget: Unlimited,
+            notify: (),
+        }
+    }
+}
+
+/// Writes the methods that replace one part of a [`Hooks`]: each takes the new part and keeps
+/// the others.
+macro_rules! replace_part {
+    ($($(#[$doc:meta])* fn $method:ident($part:ident: $T:ident) -> Hooks<$($P:ident),*>
+        keeps $($kept:ident),*;)*) => {$(
+        $(#[$doc])*
+        pub(crate) fn $method<$T>(self, $part: $T) -> Hooks<$($P),*> {
+            let Self { $($kept,)* .. } = self;
+            Hooks { $part, $($kept),* }
+        }
+    )*};
+}
+
+impl<C, V, S, K, B, N> Hooks<C, V, S, K, B, N> {
+    replace_part! {
+        /// These hooks with another error classifier.
+        fn classifier(classifier: C2) -> Hooks<C2, V, S, K, B, N>
+            keeps ok, sleeper, clock, budget, notify;
+        /// These hooks with another value classifier.
+        fn ok(ok: V2) -> Hooks<C, V2, S, K, B, N> keeps classifier, sleeper, clock, budget, notify;
+        /// These hooks with another sleeper.
+        fn sleeper(sleeper: S2) -> Hooks<C, V, S2, K, B, N> keeps classifier, ok, clock, budget, notify;
+        /// These hooks with another clock.
+        fn clock(clock: K2) -> Hooks<C, V, S, K2, B, N> keeps classifier, ok, sleeper, budget, notify;
+        /// These hooks with another budget.
+        fn budget(budget: B2) -> Hooks<C, V, S, K, B2, N> keeps classifier, ok, sleeper, clock, notify;
+        /// These hooks with another retry hook.
+        fn notify(notify: N2) -> Hooks<C, V, S, K, B, N2> keeps classifier, ok, sleeper, clock, budget;
+    }
+}
+
+/// Names the parts of a [`Hooks`], so that the executors' types need one parameter for all
+/// of them. Implemented by [`Hooks`] alone.
+pub trait HookSet: sealed::Sealed {
+    /// The error classifier.
+    type Classifier;
+    /// The value classifier.
+    type Ok;
+    /// The sleeper.
+    type Sleeper;
+    /// The clock.
+    type Clock;
+    /// The budget.
+    type Budget;
+    /// The retry hook.
+    type Notify;
+
+    /// The parts, apart.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
+    fn into_parts(
+        self,
+    ) -> Hooks<Self::Classifier, Self::Ok, Self::Sleeper, Self::Clock, Self::Budget, Self::Notify>;
+}
+
+impl<C, V, S, K, B, N> sealed::Sealed for Hooks<C, V, S, K, B, N> {}
+
+impl<C, V, S, K, B, N> HookSet for Hooks<C, V, S, K, B, N> {
+    type Classifier = C;
+    type Ok = V;
+    type Sleeper = S;
+    type Clock = K;
+    type Budget = B;
+    type Notify = N;
+
+    #[inline(always)]
+    fn into_parts(self) -> Self {
+        self
+    }
+}
+
+/// Hooks fit to drive the operation `O`: an error classifier of its errors, a value classifier
+/// of its values, a clock, a budget and a hook of both. Every [`Hooks`] whose parts fit is one;
+/// the executors' bounds say `H: HooksFor<O>` rather than each part's.
+pub trait HooksFor<O: Operation>:
+    HookSet<
+        Classifier: Classifier<O::Error>,
+        Ok: ClassifyOk<O::Value>,
+        Clock: Clock,
+        Budget: Budget,
+        Notify: Notify<O::Value, O::Error>,
+    >
+{
+}
+
+impl<O, H> HooksFor<O> for H
+where
+    O: Operation,
+    H: HookSet,
+    H::Classifier: Classifier<O::Error>,
+    H::Ok: ClassifyOk<O::Value>,
+    H::Clock: Clock,
+    H::Budget: Budget,
+    H::Notify: Notify<O::Value, O::Error>,
+{
+}
+
+mod sealed {
+    /// Keeps [`HookSet`](super::HookSet) implemented by [`Hooks`](super::Hooks) alone.
+    pub trait Sealed {}
+}
