@@ -14,9 +14,11 @@ mod plot;
 mod render;
 mod scoreboard_md;
 
-/// Retry failed work correctly, and prove it.
+/// Retry failed work correctly, and prove it: the policy catalog, schedules as data, and the
+/// simulator that measures every policy and budget on canonical workloads.
+// No bare `about` in the attribute: it would print the package description instead.
 #[derive(Debug, Parser)]
-#[command(name = "stagger", version, about, long_about = None)]
+#[command(name = "stagger", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,15 +30,15 @@ enum Command {
     Policies(cmd::policies::Args),
     /// List the retry budgets.
     Budgets(cmd::budgets::Args),
-    /// Print a policy's, a preset's or a budget's page.
+    /// Print a policy's page with its simulator measurements, or a preset's or a budget's page.
     Explain(cmd::explain::Args),
     /// Print the retry schedule of a policy or preset: delays, bands, elapsed time, window.
     Schedule(cmd::schedule::Args),
-    /// Print (or write under docs/) the catalog with every policy's and preset's schedule.
+    /// Print the catalog, the budgets and every policy's and preset's schedule, as Markdown.
     Report(cmd::report::Args),
     /// Run policies and budgets on a canonical workload in the simulator.
     Simulate(cmd::simulate::Args),
-    /// The main job: every policy and budget on every workload; the scoreboard and its plots.
+    /// Run every policy and budget on every workload in the simulator and print the scoreboard.
     Bench(cmd::bench::Args),
 }
 

@@ -1,26 +1,11 @@
 //! The `stagger` binary, run as a user runs it.
 
+mod support;
+
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn stagger(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_stagger"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
-
-fn stdout(args: &[&str]) -> String {
-    let out = stagger(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8")
-}
+use support::{stagger, stdout};
 
 fn json(args: &[&str]) -> Value {
     serde_json::from_str(&stdout(args)).expect("one JSON object")

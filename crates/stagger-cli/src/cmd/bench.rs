@@ -14,7 +14,8 @@ use crate::{plot, scoreboard_md};
 /// Flags of `stagger bench`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Write scoreboard.md, scoreboard.json and the plots into this folder.
+    /// Also write scoreboard.md, scoreboard.json, the SVG plots and a page per policy
+    /// (policies/NAME.md) into this folder.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Also replace the scoreboard section of this README (between its scoreboard markers).
