@@ -71,6 +71,7 @@ impl Failure {
     /// assert!(Failure::Throttled(None).had_no_effect());
     /// assert!(!Failure::Timeout.had_no_effect()); // the server may have committed
     /// ```
+    #[inline]
     #[must_use]
     pub const fn had_no_effect(&self) -> bool {
         matches!(self, Self::Rejected | Self::Throttled(_))
@@ -86,6 +87,7 @@ impl Failure {
     /// assert_eq!(Failure::Throttled(Some(wait)).retry_after(), Some(wait));
     /// assert_eq!(Failure::Retryable.retry_after(), None);
     /// ```
+    #[inline]
     #[must_use]
     pub const fn retry_after(&self) -> Option<Duration> {
         match self {

@@ -155,7 +155,9 @@ impl<E, T> Classify for crate::RetryError<E, T> {
     fn classify(&self) -> Failure {
         use stagger_core::engine::StopReason as R;
         match self.reason() {
-            R::NotRetryable | R::InvalidConfig => Failure::Permanent,
+            // Not to be repeated, by this layer or any other: a permanent failure, an
+            // operation whose failure may have taken effect, an invalid configuration.
+            R::NotRetryable | R::NotIdempotent | R::InvalidConfig => Failure::Permanent,
             R::Deadline => Failure::Timeout,
             R::BudgetExhausted | R::BudgetRefusedFirstAttempt => Failure::Throttled(None),
             R::ServerWaitTooLong { asked, .. } => Failure::RetryAfter(asked),

@@ -161,6 +161,14 @@ where
         }
     }
 
+    /// The deadline passed at `now` while the operation got ready for its first attempt: the
+    /// run ends with no attempt.
+    #[cold]
+    pub(crate) fn deadline_before_the_first_attempt(&mut self, now: Timestamp) -> OutcomeOf<O, H> {
+        let stopped = self.run.stop(now, StopReason::Deadline);
+        give_up(&mut self.notify, stopped, Last::Nothing)
+    }
+
     /// Asks the engine after a failed attempt; the hook hears of a retry before it happens.
     #[inline(always)]
     fn failed(

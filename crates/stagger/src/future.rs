@@ -136,28 +136,26 @@ where
 {
     type Output = OutcomeOf<O, H>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _span = this.span.enter();
         // Times the deadline's timer fired before the deadline in this poll.
         let mut early_fires = 0u32;
-        loop {
-            if let StateProj::Start = this.state.as_mut().project() {
-                let Some(retry) = this.start.take() else {
-                    panic!("RetryFuture polled after it completed");
-                };
-                match Driver::start(retry) {
-                    Ok(driver) => *this.driver = Some(driver),
-                    Err(outcome) => {
-                        this.state.set(State::Done);
-                        return Poll::Ready(outcome);
-                    }
+        if let Some(retry) = this.start.take() {
+            match Driver::start(retry) {
+                Ok(driver) => *this.driver = Some(driver),
+                Err(outcome) => {
+                    this.state.set(State::Done);
+                    return Poll::Ready(outcome);
                 }
-                this.state.set(State::Preparing);
             }
-            let Some(driver) = this.driver.as_mut() else {
-                panic!("RetryFuture polled after it completed");
-            };
+            this.state.set(State::Preparing);
+        }
+        let Some(driver) = this.driver.as_mut() else {
+            panic!("RetryFuture polled after it completed");
+        };
+        loop {
             let after = match this.state.as_mut().project() {
                 StateProj::Start | StateProj::Done => {
                     panic!("RetryFuture polled after it completed")
@@ -165,20 +163,23 @@ where
                 StateProj::Preparing => {
                     let retries_possible = !driver.run.is_nested();
                     match driver.op.poll_prepare(cx, retries_possible) {
-                        Poll::Ready(max) => driver.run.limit_attempts(max),
+                        Poll::Ready(max) => {
+                            driver.run.limit_attempts(max);
+                            this.state.set(State::Idle);
+                            continue;
+                        }
                         Poll::Pending => {
-                            ready!(poll_deadline(
+                            let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
                                 driver,
                                 &mut early_fires,
                                 cx
                             ));
-                            // The deadline passed before the first attempt could start: the
-                            // run stops at once, with no attempt.
+                            // The deadline passed before the operation was ready: the run
+                            // stops now, with no attempt.
+                            After::Done(driver.deadline_before_the_first_attempt(now))
                         }
                     }
-                    this.state.set(State::Idle);
-                    continue;
                 }
                 StateProj::Idle => match driver.next() {
                     Next::Attempt(attempt) => {

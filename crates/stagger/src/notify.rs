@@ -48,8 +48,9 @@ pub trait Notify<T, E> {
     fn notify(&mut self, event: &RetryEvent<'_, T, E>);
 
     /// Called once when the run gives up, with why (the budget's refusals included) and what
-    /// the last attempt returned, if anything. The default does nothing; closures receive
-    /// only retries.
+    /// the attempts left, as [`RetryError`](crate::RetryError) keeps it: the refused value the
+    /// run ended on, or the most recent error, if any. The default does nothing; closures
+    /// receive only retries.
     fn gave_up(&mut self, stopped: &Stopped, last: Option<Result<&T, &E>>) {
         let _ = (stopped, last);
     }

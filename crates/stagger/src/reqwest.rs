@@ -31,7 +31,11 @@
 //!   to have had no effect (a refused connection, a 408 or a 429), never after a 503.
 //! - **A shared budget** ([`budget`](RetryMiddleware::budget)) is asked before every retry.
 //! - **Ownership of recovery:** a request sent inside another stagger executor's attempt makes
-//!   one attempt ([`when_nested`](RetryMiddleware::when_nested)).
+//!   one attempt ([`when_nested`](RetryMiddleware::when_nested)). Its failed response still
+//!   comes back as `Ok(response)`, reporting
+//!   [`OuterLayerOwnsRecovery`](StopReason::OuterLayerOwnsRecovery): the outer executor must
+//!   count it as a failure (turn it into an error, or classify it with `.classify_ok`) to
+//!   retry it.
 //! - **Per-request overrides** go through request extensions
 //!   (`RequestBuilder::with_extension`): a [`RetryOverrides`], the same as the tower layer's,
 //!   sets the policy, the timeout or the idempotency of one request.
@@ -56,7 +60,7 @@
 //! - When the deadline passes (a response that arrives at or after it included), or the run
 //!   stopped before any attempt: `Err(Error::Middleware(..))` holding a
 //!   [`RetryError<reqwest_middleware::Error>`](RetryError) with the reason, the summary and the
-//!   last transport error, if any.
+//!   most recent transport error, if any.
 //! - An invalid per-request policy: `Err(Error::Middleware(..))` holding its
 //!   [`ConfigError`], before any attempt.
 //!
@@ -95,7 +99,7 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::AnyBudget;
 use stagger_core::budget::{Budget, Unlimited};
 use stagger_core::engine::{Attempt, Nested, Settings, StopReason};
-use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig};
+use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::clock::{SystemClock, TokioClock, WallClock};
 use crate::hooks::Hooks;
@@ -130,25 +134,26 @@ fn transport_failure(error: &Error) -> Failure {
 /// A reqwest-middleware [`Middleware`] that retries each request with the engine; see the
 /// [module docs](self).
 ///
-/// `B` is the budget, `N` the retry hook, `W` the wall clock HTTP-date `Retry-After` values
-/// are measured with.
+/// `P` is the policy configuration (any configuration of the catalog, an [`AnyConfig`], or your
+/// own [`PolicyConfig`]), `B` the budget, `N` the retry hook, `W` the wall clock HTTP-date
+/// `Retry-After` values are measured with.
 #[derive(Clone, Debug)]
-pub struct RetryMiddleware<B = Unlimited, N = (), W = SystemClock> {
-    policy: AnyConfig,
+pub struct RetryMiddleware<P = AnyConfig, B = Unlimited, N = (), W = SystemClock> {
+    policy: P,
     settings: Settings,
     budget: B,
     notify: N,
     wall: W,
 }
 
-impl RetryMiddleware {
-    /// Retries under `policy` (any catalog configuration), with no deadline and no budget.
+impl<P: PolicyConfig> RetryMiddleware<P> {
+    /// Retries under `policy`, with no deadline and no budget. Each request builds a policy of
+    /// its own from it, with its own generator, when it first fails.
     ///
     /// # Errors
     ///
     /// The [`ConfigError`] naming the policy's first invalid parameter.
-    pub fn new(policy: impl Into<AnyConfig>) -> std::result::Result<Self, ConfigError> {
-        let policy = policy.into();
+    pub fn new(policy: P) -> std::result::Result<Self, ConfigError> {
         policy.validate()?;
         Ok(Self {
             policy,
@@ -161,7 +166,7 @@ impl RetryMiddleware {
 }
 
 #[cfg(feature = "serde")]
-impl RetryMiddleware<Option<std::sync::Arc<AnyBudget>>> {
+impl RetryMiddleware<AnyConfig, Option<std::sync::Arc<AnyBudget>>> {
     /// A middleware as a configuration file describes it, in one call: its policy, its
     /// [`Settings`] and its budget (one budget, shared by every request of the client).
     ///
@@ -193,7 +198,7 @@ impl RetryMiddleware<Option<std::sync::Arc<AnyBudget>>> {
     }
 }
 
-impl<B, N, W> RetryMiddleware<B, N, W> {
+impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
     /// do when nested. Idempotency left unset is read from each request.
     #[must_use]
@@ -227,7 +232,7 @@ impl<B, N, W> RetryMiddleware<B, N, W> {
     /// Asks `budget` before every retry and tells it every outcome, across all requests: pass
     /// an `Arc` of one budget to share it.
     #[must_use]
-    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<B2, N, W> {
+    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, B2, N, W> {
         RetryMiddleware {
             policy: self.policy,
             settings: self.settings,
@@ -241,7 +246,7 @@ impl<B, N, W> RetryMiddleware<B, N, W> {
     /// (the refused response, or the client's error), the delay and the time left; its
     /// argument is inferred. It is cloned for each request.
     #[must_use]
-    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<B, N2, W>
+    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<P, B, N2, W>
     where
         N2: FnMut(&RetryEvent<'_, Response, Error>) + Clone + Send + Sync + 'static,
     {
@@ -250,7 +255,7 @@ impl<B, N, W> RetryMiddleware<B, N, W> {
 
     /// Tells `notifier`, a [`Notify`] of any type, of every retry and of every give-up.
     #[must_use]
-    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<B, N2, W>
+    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<P, B, N2, W>
     where
         N2: Notify<Response, Error> + Clone + Send + Sync + 'static,
     {
@@ -265,7 +270,7 @@ impl<B, N, W> RetryMiddleware<B, N, W> {
 
     /// Reads the wall clock, for HTTP-date `Retry-After` values, from `clock`.
     #[must_use]
-    pub fn wall_clock<W2>(self, clock: W2) -> RetryMiddleware<B, N, W2> {
+    pub fn wall_clock<W2>(self, clock: W2) -> RetryMiddleware<P, B, N, W2> {
         RetryMiddleware {
             policy: self.policy,
             settings: self.settings,
@@ -277,8 +282,10 @@ impl<B, N, W> RetryMiddleware<B, N, W> {
 }
 
 #[async_trait::async_trait]
-impl<B, N, W> Middleware for RetryMiddleware<B, N, W>
+impl<P, B, N, W> Middleware for RetryMiddleware<P, B, N, W>
 where
+    P: PolicyConfig + Send + Sync + 'static,
+    P::Policy<SeededRng>: Send,
     B: Budget + Clone + Send + Sync + 'static,
     N: Notify<Response, Error> + Clone + Send + Sync + 'static,
     W: WallClock + Send + Sync + 'static,

@@ -6,12 +6,12 @@ use std::fmt;
 use stagger_core::ConfigError;
 use stagger_core::engine::{StopReason, Stopped, Summary};
 
-/// Why the executor gave up, what it did, and what the last attempt returned.
+/// Why the executor gave up, what it did, and what the attempts left.
 ///
-/// The last attempt either failed with an error of the operation (`E`,
-/// [`last_error`](RetryError::last_error)), or returned a value that the value classifier
-/// refused (`T`, [`last_value`](RetryError::last_value); `T` is [`Infallible`] unless the run
-/// has a value classifier). A run refused before its first attempt because its configuration
+/// That is the value the last attempt returned, if the value classifier refused it (`T`,
+/// [`last_value`](RetryError::last_value); `T` is [`Infallible`] unless the run has a value
+/// classifier), or else the most recent error of the operation (`E`,
+/// [`last_error`](RetryError::last_error)). A run refused before its first attempt because its configuration
 /// is invalid carries the [`ConfigError`] instead, with
 /// [`StopReason::InvalidConfig`].
 ///
@@ -62,9 +62,10 @@ impl<E, T> RetryError<E, T> {
         self.stopped.summary
     }
 
-    /// The last error the operation returned. `None` if the last attempt returned a refused
-    /// value, or if no attempt returned anything: the deadline passed before the first attempt
-    /// or cut the last one short.
+    /// The most recent error the operation returned: that of the last attempt, or of an earlier
+    /// one if the deadline cut the last short (or a success came too late). `None` if the run
+    /// ended on a refused value, or if no attempt returned an error: the deadline passed before
+    /// the first attempt, or cut every attempt short.
     pub fn last_error(&self) -> Option<&E> {
         match &self.last {
             Last::Error(error) => Some(error),
@@ -72,7 +73,7 @@ impl<E, T> RetryError<E, T> {
         }
     }
 
-    /// The last error the operation returned, by value.
+    /// The most recent error the operation returned, by value.
     pub fn into_last_error(self) -> Option<E> {
         match self.last {
             Last::Error(error) => Some(error),
@@ -97,7 +98,7 @@ impl<E, T> RetryError<E, T> {
         }
     }
 
-    /// What the last attempt returned: its error, or its refused value.
+    /// What the attempts left: the refused value, or the most recent error.
     pub fn into_last(self) -> Option<Result<T, E>> {
         match self.last {
             Last::Error(error) => Some(Err(error)),

@@ -491,3 +491,27 @@ fn a_refused_value_of_a_non_idempotent_operation_is_not_repeated_unless_it_had_n
         assert_eq!(error.last_value(), Some(&"busy"));
     }
 }
+
+#[test]
+fn an_outer_layer_never_repeats_what_an_inner_one_declared_not_idempotent() {
+    // The inner run stops at once: a timeout may have taken effect. Its error classifies
+    // itself as permanent for the outer layer, so the leaf is called once, not three times.
+    let calls = Cell::new(0);
+    let error = stagger::blocking::retry(Immediate::new().with_max_attempts(3), |_| {
+        stagger::blocking::retry(Immediate::new().with_max_attempts(3), |_| {
+            calls.set(calls.get() + 1);
+            Err::<(), _>("timed out after sending the payment")
+        })
+        .classify(|_| Failure::Timeout)
+        .idempotent(false)
+        .call()
+    })
+    .call()
+    .unwrap_err();
+    assert_eq!(
+        error.last_error().map(|inner| inner.reason()),
+        Some(StopReason::NotIdempotent)
+    );
+    assert_eq!(error.reason(), StopReason::NotRetryable);
+    assert_eq!(calls.get(), 1);
+}

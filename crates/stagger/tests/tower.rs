@@ -658,3 +658,32 @@ async fn the_deadline_covers_reading_the_body_before_the_first_attempt() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_outer_executor_does_not_repeat_a_post_the_layer_refused_to_repeat() {
+    bounded(async {
+        // The reset POST may have been processed: the layer stops with NotIdempotent, and its
+        // error classifies itself as permanent for the `stagger::retry` around it.
+        let server = start_server().await;
+        let service = RetryLayer::new(quick())
+            .unwrap()
+            .buffer_bodies(1024)
+            .layer(client());
+        let url = server.url("/reset-post");
+        let outer = Immediate::new().with_max_attempts(2);
+        let error = stagger::retry(outer, |_| {
+            let mut service = service.clone();
+            let request = Request::post(url.clone()).body(full("order")).unwrap();
+            async move { send(&mut service, request).await }
+        })
+        .await
+        .unwrap_err();
+        assert_eq!(error.reason(), StopReason::NotRetryable);
+        assert_eq!(
+            error.last_error().map(RetryError::reason),
+            Some(StopReason::NotIdempotent)
+        );
+        assert_eq!(server.log(), ["POST /reset-post reset"]);
+    })
+    .await;
+}

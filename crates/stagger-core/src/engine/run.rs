@@ -92,8 +92,10 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// Ends the run at `now`, for `reason`, without another attempt: before the first, if the
     /// driver finds it cannot go on (its configuration is invalid, say). Nothing is charged to
     /// the budget.
-    #[cold]
+    #[inline(always)]
     pub fn stop(&self, now: Timestamp, reason: StopReason) -> Stopped {
+        // Built in place from copies of the counters: a call taking `&self` on the paths that
+        // give up would keep the whole run in memory on the paths that do not.
         Stopped {
             reason,
             summary: self.summary(now),

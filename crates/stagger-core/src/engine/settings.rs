@@ -90,6 +90,7 @@ impl Default for Settings {
 
 impl Settings {
     /// The defaults.
+    #[inline]
     #[must_use]
     pub const fn new() -> Self {
         Self {
@@ -102,6 +103,7 @@ impl Settings {
 
     /// One end-to-end deadline, `timeout` after the run starts: it covers every attempt and
     /// every wait. `Duration::ZERO` allows no attempt at all.
+    #[inline]
     #[must_use]
     pub const fn with_timeout(mut self, timeout: Duration) -> Self {
         self.limit = Some(Limit::Timeout(timeout));
@@ -110,6 +112,7 @@ impl Settings {
 
     /// One end-to-end deadline at `deadline` on the run's clock, for a caller that received a
     /// deadline rather than a timeout.
+    #[inline]
     #[must_use]
     pub const fn with_deadline(mut self, deadline: Timestamp) -> Self {
         self.limit = Some(Limit::At(deadline));
@@ -120,6 +123,7 @@ impl Settings {
     /// operation is retried only after a failure known to have had no effect
     /// ([`Failure::had_no_effect`](crate::Failure::had_no_effect)); otherwise the run stops
     /// with [`StopReason::NotIdempotent`].
+    #[inline]
     #[must_use]
     pub const fn with_idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = Some(idempotent);
@@ -128,6 +132,7 @@ impl Settings {
 
     /// The longest server-directed wait the run honours (default
     /// [`DEFAULT_MAX_SERVER_WAIT`]). A longer request stops the run.
+    #[inline]
     #[must_use]
     pub const fn with_max_server_wait(mut self, limit: Duration) -> Self {
         self.max_server_wait = limit;
@@ -136,6 +141,7 @@ impl Settings {
 
     /// What the run does when it starts inside another retrying layer's attempt (default
     /// [`Nested::SingleAttempt`]).
+    #[inline]
     #[must_use]
     pub const fn with_nested(mut self, nested: Nested) -> Self {
         self.nested = nested;
@@ -144,18 +150,21 @@ impl Settings {
 
     /// Whether the operation was declared idempotent; `None` leaves it to the operation (an
     /// executor then assumes it is, an HTTP layer reads the request's method).
+    #[inline]
     #[must_use]
     pub const fn idempotent(&self) -> Option<bool> {
         self.idempotent
     }
 
     /// What the run does when nested.
+    #[inline]
     #[must_use]
     pub const fn nested(&self) -> Nested {
         self.nested
     }
 
     /// The longest server-directed wait honoured.
+    #[inline]
     #[must_use]
     pub const fn max_server_wait(&self) -> Duration {
         self.max_server_wait
@@ -170,6 +179,7 @@ impl Settings {
     /// assert_eq!(settings.timeout(), Some(Duration::from_secs(3)));
     /// assert_eq!(Settings::new().timeout(), None);
     /// ```
+    #[inline]
     #[must_use]
     pub const fn timeout(&self) -> Option<Duration> {
         match self.limit {
@@ -179,6 +189,7 @@ impl Settings {
     }
 
     /// The absolute deadline, if it was given as one ([`Settings::with_deadline`]).
+    #[inline]
     #[must_use]
     pub const fn deadline(&self) -> Option<Timestamp> {
         match self.limit {
@@ -188,6 +199,7 @@ impl Settings {
     }
 
     /// The deadline of a run that starts at `now`, if it has one.
+    #[inline]
     #[must_use]
     pub const fn deadline_from(&self, now: Timestamp) -> Option<Timestamp> {
         match self.limit {

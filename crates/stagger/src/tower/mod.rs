@@ -35,7 +35,11 @@
 //! - **Ownership of recovery.** A request whose future first runs inside another executor's
 //!   attempt (a `stagger::retry` around this service, or another `RetryService` outside this
 //!   one) makes one attempt and leaves recovery to the outer layer, as the executors do; see
-//!   [`Nested`] and [`when_nested`](RetryLayer::when_nested).
+//!   [`Nested`] and [`when_nested`](RetryLayer::when_nested). A failed response still comes
+//!   back as `Ok(response)`, its report saying
+//!   [`OuterLayerOwnsRecovery`](StopReason::OuterLayerOwnsRecovery): the outer executor must
+//!   count it as a failure to retry it, by turning it into an error or with
+//!   `.ok_classifier(HttpClassifier::new())` on an operation that returns responses.
 //! - **A zero delay does not touch the timer**, and the future yields between such retries.
 //! - **A configuration file applies in one call**: [`RetryLayer::from_spec`].
 //!
@@ -61,7 +65,7 @@
 //!   [`RetryReport`]: attempts, time waited and elapsed, and why the run gave up, if it did.
 //! - When the deadline passes, the last attempt failed with an error of the inner service, or
 //!   a request's own policy is invalid: `Err(`[`RetryError`]`)`, with the reason, the summary,
-//!   and the inner service's last error, if the last attempt ended in one. An error from the
+//!   and the inner service's most recent error, if an attempt ended in one. An error from the
 //!   inner service's `poll_ready`, before the request is handed over, is a `RetryError` with no
 //!   attempt and [`StopReason::NotRetryable`]: tower treats a service whose readiness failed as
 //!   unusable.
