@@ -318,7 +318,7 @@ fn an_invalid_configuration_is_a_typed_error_when_the_run_starts() {
 }
 
 #[test]
-fn a_configuration_builds_one_policy_per_run_and_none_for_a_first_success() {
+fn a_configuration_builds_a_policy_of_its_own_for_each_run() {
     // Two runs of one full-jitter configuration draw from generators of their own: the first
     // retries' delays differ (with probability 1 - 2^-64 per pair).
     use stagger::policy::ExponentialFullJitter;
@@ -329,7 +329,6 @@ fn a_configuration_builds_one_policy_per_run_and_none_for_a_first_success() {
             stagger::retry(config, |_| async { Err::<(), _>(Unavailable) })
                 .classify(|_| Failure::Retryable)
                 .notify(|event| delay.set(event.delay))
-                .when_nested(Nested::Retry)
                 .sleeper(ready_sleep)
                 .clock(ManualClock::new()),
         );
