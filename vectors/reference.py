@@ -261,8 +261,8 @@ def case(policy, name, params=None, seed=None, key=None, attempts=None, failure=
 def vectors():
     files = {}
     files["constant"] = [
-        case("constant", "seed 000 defaults: 100 ms, 8 attempts, 7 retries"),
-        case("constant", "seed 000 zero base: retry at once", {"base_ns": 0}),
+        case("constant", "catalog defaults: 100 ms, 8 attempts, 7 retries"),
+        case("constant", "zero base: retry at once", {"base_ns": 0}),
         case("constant", "permanent failure gives up whatever the budget", attempts=[1, 2],
              failure="permanent"),
         case("constant", "attempts past the limit give up", attempts=[8, 9, 4294967295]),
@@ -273,10 +273,10 @@ def vectors():
     ]
     files["exponential"] = [
         case("exponential", "defaults"),
-        case("exponential", "seed 002 schedule", dict(CURVE_002)),
-        case("exponential", "seed 002: nextDelayMs(40) is the 1 h cap", dict(CURVE_002, max_attempts=41),
+        case("exponential", "Sigil delivery schedule", dict(CURVE_002)),
+        case("exponential", "Sigil: nextDelayMs(40) is the 1 h cap", dict(CURVE_002, max_attempts=41),
              attempts=[39, 40]),
-        case("exponential", "seed 002: nextDelayMs(3, base 100, max 250) = 250",
+        case("exponential", "Sigil: nextDelayMs(3, base 100, max 250) = 250",
              {"base_ns": 100 * MS, "cap_ns": 250 * MS}, attempts=[1, 2, 3]),
         case("exponential", "factor 1.5", {"factor": 1.5, "base_ns": 500 * MS, "cap_ns": 60 * S,
                                            "max_attempts": 16}),
@@ -296,10 +296,10 @@ def vectors():
         case("exponential-full-jitter", "factor 1.6, 12 attempts",
              {"factor": 1.6, "max_attempts": 12}, seed=3))
     files["exponential-subtractive-jitter"] += [
-        case("exponential-subtractive-jitter", "seed 002 delivery preset, jitter off", dict(DELIVERY)),
-        case("exponential-subtractive-jitter", "seed 002 delivery, jitter 0.2, key delivery-123",
+        case("exponential-subtractive-jitter", "Sigil delivery preset, jitter off", dict(DELIVERY)),
+        case("exponential-subtractive-jitter", "Sigil delivery, jitter 0.2, key delivery-123",
              dict(DELIVERY, jitter=0.2), key="delivery-123"),
-        case("exponential-subtractive-jitter", "seed 002 delivery, jitter 0.2, key delivery-124",
+        case("exponential-subtractive-jitter", "Sigil delivery, jitter 0.2, key delivery-124",
              dict(DELIVERY, jitter=0.2), key="delivery-124"),
         case("exponential-subtractive-jitter", "jitter 1: anywhere up to the schedule",
              dict(DELIVERY, jitter=1.0), seed=9),

@@ -118,12 +118,12 @@ impl Schedule {
         &self.retries
     }
 
-    /// The delays, one per retry: seed 002's `retry_schedule()`.
+    /// The delays, one per retry: `retrySchedule()` of Sigil's delivery schedule.
     pub fn delays(&self) -> impl ExactSizeIterator<Item = Duration> + '_ {
         self.retries.iter().map(|r| r.delay)
     }
 
-    /// The time from the first failure to the last retry, as drawn: seed 002's
+    /// The time from the first failure to the last retry, as drawn: Sigil's
     /// `total_retry_window()`.
     #[must_use]
     pub fn total_window(&self) -> Duration {

@@ -331,7 +331,7 @@ impl Scoreboard {
         let herd = |p: &str| row_of(&self.herd, p);
         push(
             "herd",
-            "seed 000: constant puts about 14% of all retries into one 10 ms window; exponential is just as synchronised; full jitter disperses",
+            "the catalog's constant page: constant puts about 14% of all retries into one 10 ms window; exponential is just as synchronised; full jitter disperses",
             (|| {
                 let (c, e, j) = (
                     herd("constant")?,
@@ -354,18 +354,18 @@ impl Scoreboard {
         let outage = |p: &str| row_of(&self.outage, p);
         push(
             "outage",
-            "seed 000: on 30-second outages constant succeeds under 2% of the time; exponential far more often",
+            "the catalog's constant page: on 30-second outages constant succeeds under 2% of the time; exponential far more often",
             (|| {
                 let (c, e) = (outage("constant")?, outage("exponential")?);
                 Some((
                     format!(
                         "constant {:.1}% of the requests that met the outage, exponential {:.1}%. \
                          Constant's patience is 700 ms, so only requests meeting the outage's last \
-                         0.7 s of 30 s can succeed: 2.3%, a little above the seed's \"under 2%\"",
+                         0.7 s of 30 s can succeed: 2.3%, a little above the page's \"under 2%\"",
                         100.0 * c.success_rate,
                         100.0 * e.success_rate
                     ),
-                    // Seed 000's "under 2%" is the policy's patience over the outage: 0.7 s /
+                    // The page's "under 2%" is the policy's patience over the outage: 0.7 s /
                     // 30 s. Our model counts every request whose first attempt met the outage,
                     // and the last 0.7 s of them succeed: about 2.3%, so "under 2%" is not
                     // reproduced.

@@ -99,7 +99,7 @@ allowed again.
 - **Many small clients tend to "no retries".** With each client's ratio estimated from its
   own handful of calls, most clients that have seen a failure are above 10 %, so a fleet of
   small clients retries far less than `x` would suggest, and at high `x` hardly at all.
-  This is what Brooker's simulation (anchors W2) reports, and the opposite of a per-client
+  This is what Brooker's simulation (`retry_sim.py`, `mbrooker/simulator_example`) reports, and the opposite of a per-client
   token bucket, which tends to "N retries" in the same setting.
 
 ## Parameters

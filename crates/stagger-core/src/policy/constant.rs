@@ -19,7 +19,7 @@ pub struct Constant {
 }
 
 impl Constant {
-    /// Seed 000's defaults: 100 ms, 8 attempts (a patience of 700 ms).
+    /// The catalog's defaults: 100 ms, 8 attempts (a patience of 700 ms).
     pub const DEFAULT: Self = Self {
         base: Duration::from_millis(100),
         max_attempts: 8,

@@ -2,7 +2,7 @@
 //!
 //! Source: Marc Brooker, "Exponential Backoff And Jitter", AWS Architecture Blog, 2015, and
 //! its published simulator (`aws-samples/aws-arch-backoff-simulator`,
-//! `src/backoff_simulator.py`). This is anchors.md W1, reproduced as published.
+//! `src/backoff_simulator.py`). This is the scoreboard's W1, reproduced as published.
 //!
 //! ## The model
 //!

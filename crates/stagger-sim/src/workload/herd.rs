@@ -7,7 +7,7 @@
 //!
 //! Model: `clients` clients (default 1000) each send one request at time zero. The network is
 //! a constant one-way delay (default 1 ms), the same for everyone, so any spread comes from the
-//! policy alone. The server fails every attempt with a retryable error. Seed 000 reports that
+//! policy alone. The server fails every attempt with a retryable error. The catalog's `constant` page reports that
 //! `constant` puts about 14 % of all retries into a single 10 ms window on this workload: with
 //! 7 retries per client, all synchronised, each wave holds 1/7 of them.
 

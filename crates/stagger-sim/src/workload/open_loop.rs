@@ -1,7 +1,7 @@
 //! # `open-loop`: open arrivals against independent failures
 //!
 //! The setup of Marc Brooker's "Fixing retries with token buckets and circuit breakers" (2022),
-//! anchors.md W2. `clients` clients (default 100) each send requests as an independent Poisson
+//! its simulator `retry_sim.py` (`mbrooker/simulator_example`). `clients` clients (default 100) each send requests as an independent Poisson
 //! process at `rate` per second (default 10) for `duration` (default 10 s). Each attempt takes
 //! one round trip drawn from `Exp(mean 10 ms)`, a single draw for the whole trip as published,
 //! and the server fails it independently with probability `failure_rate` (default 0.5), with a
@@ -22,7 +22,7 @@
 //! 10 % failures), and with many small clients the bucket tends to "3 retries" while the
 //! breaker tends to "no retries".
 //!
-//! "What is Backoff For?" (Brooker 2022, anchors.md W3) compares these open clients with the
+//! "What is Backoff For?" (Brooker 2022) compares these open clients with the
 //! serial ones of [`serial`](super::serial): with open clients, backoff barely changes the load.
 
 use std::rc::Rc;

@@ -5,7 +5,7 @@
 //! fails with a retryable error; before and after, every attempt succeeds. The network is a
 //! constant one-way delay of 1 ms.
 //!
-//! It measures what seed 000 quotes for `constant`: the success rate of the requests that met
+//! It measures what the catalog's `constant` page quotes: the success rate of the requests that met
 //! the outage (those whose first attempt reached the dependency while it was down), and the
 //! load on the dependency in the second after it recovered (attempts reaching it in
 //! [45 s, 46 s)). A policy's patience decides the first: `constant` at its defaults waits

@@ -1,6 +1,6 @@
 //! # `serial`: closed-loop clients against independent failures
 //!
-//! The closed clients of Marc Brooker's "What is Backoff For?" (2022), anchors.md W3, on the
+//! The closed clients of Marc Brooker's "What is Backoff For?" (2022), the W3 setup of docs/scoreboard.md, on the
 //! server of W2 ([`open_loop`](super::open_loop)). `clients` serial clients (default 100) each
 //! have one call in flight: a client starts a request, retries it as its policy says, and when
 //! the request ends (success or give-up) starts the next one at once, with no think time, for

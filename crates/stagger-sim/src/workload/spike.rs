@@ -1,7 +1,7 @@
 //! # `spike` and `ramp`: metastable collapse
 //!
 //! A server with no admission control, whose work slows down as it piles up, and clients that
-//! time out and retry. Source: anchors.md W4, Marc Brooker's "simple collapse simulation"
+//! time out and retry. Source: Marc Brooker's "simple collapse simulation"
 //! (2023), the model behind the metastable failures of Bronson et al., "Metastable Failures in
 //! Distributed Systems" (HotOS 2021). The setup is the published one:
 //!
@@ -24,7 +24,7 @@
 //!
 //! The published comparison is [`no_backoff`] (catalog `immediate`, 3 attempts) against
 //! [`jittered_backoff`] (catalog `exponential-full-jitter`, 3 attempts). The source names no
-//! base for the jittered policy; we use the AWS SDKs' standard mode (anchors.md §2: base 1 s,
+//! base for the jittered policy; we use the AWS SDKs' standard mode (the AWS SDKs and Tools reference, "Retry behavior": base 1 s,
 //! cap 20 s, full jitter, 3 attempts), chosen before any run and not tuned: the two retries
 //! wait `U(0, 1 s)` and `U(0, 2 s)`.
 //!

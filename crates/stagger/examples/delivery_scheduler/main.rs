@@ -2,7 +2,7 @@
 //!
 //! Each delivery (id, target URL, JSON payload) lives in a SQLite table with its attempt
 //! count, the time its first attempt failed and the time its next attempt is due. The
-//! schedule is seed 002's `delivery` preset (1 s doubling to a 1 h cap, 8 attempts) with
+//! schedule is the `delivery` preset, Sigil's published schedule (1 s doubling to a 1 h cap, 8 attempts) with
 //! subtractive jitter 0.2, seeded by the delivery id: the same delivery always gets the same
 //! schedule, two deliveries get different ones, and no retry is later than the published
 //! schedule. "Next attempt at" is a pure function of `(id, attempts, first failure)`
