@@ -6,8 +6,7 @@
 //! reads the operating system's clock.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 /// A point on a monotonic timeline: the time elapsed since the clock's origin.
@@ -139,7 +138,10 @@ impl Clock for MonotonicClock {
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct ManualClock {
-    nanos: Arc<AtomicU64>,
+    /// The time since the origin. A lock rather than an atomic count of nanoseconds, so that
+    /// the clock covers the whole range of [`Timestamp`], up to [`Timestamp::MAX`]
+    /// (`Duration::MAX`), where 64 bits of nanoseconds stop at about 584 years.
+    since_origin: Arc<Mutex<Duration>>,
 }
 
 impl ManualClock {
@@ -149,28 +151,27 @@ impl ManualClock {
         Self::default()
     }
 
-    /// Moves the clock `d` forward, saturating at 2<sup>64</sup> - 1 nanoseconds (about 584
-    /// years).
+    fn time(&self) -> MutexGuard<'_, Duration> {
+        // A plain value: any state a panic could leave is a valid time.
+        self.since_origin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Moves the clock `d` forward, saturating at [`Timestamp::MAX`].
     pub fn advance(&self, d: Duration) {
-        let step = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-        // A failed update is impossible: the closure always returns `Some`.
-        let _ = self
-            .nanos
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                Some(n.saturating_add(step))
-            });
+        let mut time = self.time();
+        *time = time.saturating_add(d);
     }
 
     /// Moves the clock to `t` if `t` is later than the clock's time; a clock never goes back.
     pub fn advance_to(&self, t: Timestamp) {
-        let target = u64::try_from(t.since_origin().as_nanos()).unwrap_or(u64::MAX);
-        self.nanos.fetch_max(target, Ordering::AcqRel);
+        let mut time = self.time();
+        *time = (*time).max(t.since_origin());
     }
 }
 
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
-        Timestamp::from_nanos(self.nanos.load(Ordering::Acquire))
+        Timestamp::from_duration(*self.time())
     }
 }
 
@@ -179,12 +180,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn manual_clock_saturates_and_never_goes_back() {
+    fn manual_clock_covers_every_timestamp_and_never_goes_back() {
         let clock = ManualClock::new();
+        // Past 2^64 ns (about 584 years), where a count of nanoseconds would stop.
+        let centuries = Duration::from_secs(600 * 365 * 24 * 3600);
+        clock.advance(centuries);
+        assert_eq!(clock.now(), Timestamp::from_duration(centuries));
+        clock.advance(centuries);
+        assert_eq!(clock.now(), Timestamp::from_duration(centuries * 2));
         clock.advance(Duration::MAX);
-        assert_eq!(clock.now(), Timestamp::from_nanos(u64::MAX));
+        assert_eq!(clock.now(), Timestamp::MAX);
         clock.advance_to(Timestamp::ZERO);
-        assert_eq!(clock.now(), Timestamp::from_nanos(u64::MAX));
+        assert_eq!(clock.now(), Timestamp::MAX);
+        let other = ManualClock::new();
+        other.advance_to(Timestamp::MAX);
+        assert_eq!(other.now(), Timestamp::MAX);
     }
 
     #[test]

@@ -484,3 +484,169 @@ proptest! {
         prop_assert!(grants <= cap, "{} > {}", grants, cap);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// A retry is paid for when it is sent: a granted retry that never is goes back to the budget.
+
+/// How a run ends after its first attempt failed and its retry was granted.
+#[derive(Clone, Copy, Debug)]
+enum Unsent {
+    /// The driver is dropped during the wait (a cancelled future, a dropped request), and
+    /// cancels the run.
+    Dropped,
+    /// The next attempt would begin at or after the deadline (a sleeper that overslept).
+    Overslept,
+    /// The driver ends the run before the attempt (the service failed to get ready).
+    Abandoned,
+}
+
+/// One run of `budget`: a first attempt that fails, a retry granted, and then `unsent`.
+fn grant_and_not_send(budget: &dyn Budget, now: Timestamp, unsent: Unsent) {
+    let policy = Constant::new()
+        .with_base(Duration::from_millis(100))
+        .with_max_attempts(3)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let settings = Settings::new().with_timeout(Duration::from_secs(1));
+    let mut run = Run::with_budget(policy, budget, settings, now);
+    run.begin(now).unwrap();
+    let Verdict::Retry(_) = run.end(now, Err(Failure::Retryable)) else {
+        panic!("the budget grants the retry");
+    };
+    match unsent {
+        Unsent::Dropped => {
+            run.cancel();
+            run.cancel(); // twice is harmless
+        }
+        Unsent::Overslept => {
+            let late = now.saturating_add(Duration::from_secs(2));
+            assert_eq!(run.begin(late).unwrap_err().reason, StopReason::Deadline);
+        }
+        Unsent::Abandoned => {
+            let stopped = run.abandon(now, StopReason::NotRetryable);
+            assert_eq!(stopped.summary.attempts, 1);
+        }
+    }
+}
+
+/// The same first attempt, failing, with no retry asked for: what the budget must look like
+/// after a retry it granted was not sent.
+fn fail_without_retry(budget: &dyn Budget, now: Timestamp) {
+    let policy = Constant::new()
+        .with_max_attempts(1)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let mut run = Run::with_budget(policy, budget, Settings::new(), now);
+    run.begin(now).unwrap();
+    assert!(matches!(
+        run.end(now, Err(Failure::Retryable)),
+        Verdict::Stop(_)
+    ));
+}
+
+/// For every budget kind: a retry granted and not sent leaves the budget exactly as a run
+/// that never asked for it, whichever way it was not sent; `fingerprint` reads the state.
+fn every_unsent_retry_is_handed_back<B: Budget>(
+    make: impl Fn() -> B,
+    fingerprint: impl Fn(&B, Timestamp) -> String,
+) {
+    let now = at_secs(5.0);
+    for unsent in [Unsent::Dropped, Unsent::Overslept, Unsent::Abandoned] {
+        let (abandoned, reference) = (make(), make());
+        for _ in 0..3 {
+            grant_and_not_send(&abandoned, now, unsent);
+            fail_without_retry(&reference, now);
+        }
+        assert_eq!(
+            fingerprint(&abandoned, now),
+            fingerprint(&reference, now),
+            "{unsent:?}"
+        );
+    }
+}
+
+#[test]
+fn a_token_bucket_gets_back_every_retry_that_was_not_sent() {
+    // 10 tokens at 5 a retry: three unsent retries would leave none, and refuse the next.
+    let config = TokenBucket::AWS_STANDARD.with_capacity(10.0);
+    every_unsent_retry_is_handed_back(
+        || TokenBucketBudget::new(config).unwrap(),
+        |b, now| format!("{} {}", b.tokens(), granted(b, now, Failure::Retryable, 10)),
+    );
+    let bucket = TokenBucketBudget::new(config).unwrap();
+    grant_and_not_send(&bucket, Timestamp::ZERO, Unsent::Dropped);
+    assert_eq!(bucket.tokens(), 10.0);
+}
+
+#[test]
+fn a_ratio_budget_gets_back_every_retry_that_was_not_sent() {
+    // A floor of 1 retry a second over 1 s: one unsent retry would leave the next request none.
+    let config = Ratio::FINAGLE
+        .with_ttl(Duration::from_secs(1))
+        .with_min_per_sec(1)
+        .with_percent(1.0);
+    every_unsent_retry_is_handed_back(
+        || RatioBudget::new(config).unwrap(),
+        |b, now| granted(b, now, Failure::Retryable, 100).to_string(),
+    );
+}
+
+#[test]
+fn the_sre_throttle_uncounts_every_retry_that_was_not_sent() {
+    use stagger_core::budget::{SreAdaptive, SreAdaptiveBudget};
+    every_unsent_retry_is_handed_back(
+        || SreAdaptiveBudget::new(SreAdaptive::DEFAULT, SeededRng::new(7)).unwrap(),
+        |b, now| format!("{:?}", b.counts(now)),
+    );
+}
+
+#[test]
+fn budgets_that_charge_nothing_for_a_grant_are_left_as_they_are() {
+    use stagger_core::budget::{Breaker, BreakerBudget};
+    every_unsent_retry_is_handed_back(
+        || GrpcThrottleBudget::new(GrpcThrottle::DEFAULT).unwrap(),
+        |b, _| b.tokens().to_string(),
+    );
+    every_unsent_retry_is_handed_back(
+        || {
+            // Healthy so far, so that it grants retries.
+            let breaker = BreakerBudget::new(Breaker::DEFAULT).unwrap();
+            (0..100).for_each(|_| breaker.on_success(at_secs(5.0), None));
+            breaker
+        },
+        |b, now| format!("{:?}", b.counts(now)),
+    );
+}
+
+#[test]
+fn any_budget_and_shared_handles_forward_the_hand_back() {
+    let spec = TokenBucket::AWS_STANDARD.with_capacity(10.0);
+    let any = Arc::new(AnyBudget::TokenBucket(
+        TokenBucketBudget::new(spec).unwrap(),
+    ));
+    let optional = Some(Arc::clone(&any));
+    grant_and_not_send(&optional, Timestamp::ZERO, Unsent::Dropped);
+    grant_and_not_send(&any, Timestamp::ZERO, Unsent::Overslept);
+    let AnyBudget::TokenBucket(bucket) = &*any else {
+        unreachable!()
+    };
+    assert_eq!(bucket.tokens(), 10.0);
+}
+
+#[test]
+fn a_sent_retry_stays_paid_for() {
+    let bucket = TokenBucketBudget::new(TokenBucket::AWS_STANDARD.with_capacity(10.0)).unwrap();
+    let policy = Constant::new()
+        .with_max_attempts(3)
+        .build(SeededRng::new(0))
+        .unwrap();
+    let mut run = Run::with_budget(policy, &bucket, Settings::new(), Timestamp::ZERO);
+    run.begin(Timestamp::ZERO).unwrap();
+    assert!(matches!(
+        run.end(Timestamp::ZERO, Err(Failure::Retryable)),
+        Verdict::Retry(_)
+    ));
+    run.begin(at_secs(0.1)).unwrap();
+    run.cancel(); // the driver is dropped during the retry itself: it was sent
+    assert_eq!(bucket.tokens(), 5.0);
+}

@@ -14,6 +14,9 @@
 use std::convert::Infallible;
 
 use stagger_core::Failure;
+use stagger_core::engine::StopReason as R;
+#[cfg(doc)]
+use stagger_core::engine::Stopped;
 
 /// An error type that knows what kind of failure it is.
 pub trait Classify {
@@ -145,23 +148,65 @@ impl Classify for std::io::Error {
     }
 }
 
-/// A retry that gave up, seen by an outer layer: what its stop means for the layer above.
+/// A retry that gave up, seen by an outer layer: the facts of the inner run's last failure.
 ///
-/// With the default ownership of recovery, an inner executor makes one attempt and gives up
-/// with [`OuterLayerOwnsRecovery`](stagger_core::engine::StopReason::OuterLayerOwnsRecovery);
-/// the outer layer then classifies the inner error by its last failure, and so retries exactly
-/// when a single attempt would have been retried.
+/// The outer layer sees what a single attempt would have shown it, and nothing the inner
+/// layer's give-up reason would invent:
+///
+/// - **A give-up for safety stays final at every depth.** [`NotRetryable`](R::NotRetryable)
+///   (a permanent failure), [`NotIdempotent`](R::NotIdempotent) (a failure that may have taken
+///   effect, in an operation that must not be repeated) and an invalid configuration are
+///   [`Failure::Permanent`], and so is any give-up of a run that is not idempotent and whose
+///   last attempt may have taken effect ([`Stopped::may_repeat`]: a timeout at its deadline, a
+///   success that came too late). So the stricter of the two layers' idempotency rules holds:
+///   an inner layer that must not repeat a POST after a 503 stops an outer one from repeating
+///   it.
+/// - **Any other give-up is the last failure, exactly**: its class, whether it had an effect,
+///   and the server's wait. A 503 after which the inner budget was exhausted is still a 503
+///   that may have taken effect (a non-idempotent outer layer does not repeat it); a 429 whose
+///   `Retry-After` was longer than the inner layer would wait is still a 429 with that wait,
+///   which had no effect (the outer layer retries it if its own limit allows the wait). With
+///   the default ownership of recovery, an inner executor makes one attempt and gives up with
+///   [`OuterLayerOwnsRecovery`](R::OuterLayerOwnsRecovery), so the outer layer retries exactly
+///   when a single attempt would have been retried.
+/// - **An attempt that ran out the inner deadline**, cut short or succeeding too late, is a
+///   [`Failure::Timeout`]: it may have taken effect.
+/// - **A run that sent nothing** (its deadline passed before the first attempt, or its budget
+///   refused it) has no failure to show, and nothing it did can have taken effect: a deadline
+///   is [`Failure::Rejected`], the budget's refusal [`Failure::Throttled`]`(None)`.
+///
+/// ```
+/// use stagger::budget::{BudgetConfig, TokenBucket};
+/// use stagger::classify::Classify;
+/// use stagger::engine::StopReason;
+/// use stagger::policy::Constant;
+/// use stagger::Failure;
+///
+/// // An inner run whose budget is empty gives up after one 503-like failure...
+/// let empty = TokenBucket::AWS_STANDARD.with_capacity(1.0).budget()?;
+/// let inner = stagger::blocking::retry(Constant::new(), |_| Err::<(), _>("503"))
+///     .classify(|_: &&str| Failure::Retryable)
+///     .budget(&empty)
+///     .call();
+/// let error = inner.unwrap_err();
+/// assert_eq!(error.reason(), StopReason::BudgetExhausted);
+/// // ...and an outer layer sees that 503, not a throttle that "had no effect".
+/// assert_eq!(error.classify(), Failure::Retryable);
+/// # Ok::<(), stagger::ConfigError>(())
+/// ```
 impl<E, T> Classify for crate::RetryError<E, T> {
     fn classify(&self) -> Failure {
-        use stagger_core::engine::StopReason as R;
         match self.reason() {
-            // Not to be repeated, by this layer or any other: a permanent failure, an
-            // operation whose failure may have taken effect, an invalid configuration.
             R::NotRetryable | R::NotIdempotent | R::InvalidConfig => Failure::Permanent,
-            R::Deadline => Failure::Timeout,
-            R::BudgetExhausted | R::BudgetRefusedFirstAttempt => Failure::Throttled(None),
-            R::ServerWaitTooLong { asked, .. } => Failure::RetryAfter(asked),
-            _ => self.summary().last_failure.unwrap_or(Failure::Retryable),
+            // An operation that is not idempotent, whose last attempt may have taken effect, is
+            // not repeated by any layer, whatever ended the inner run (its deadline, say).
+            _ if !self.stopped().may_repeat() => Failure::Permanent,
+            reason => match self.summary().last_failure {
+                Some(failure) => failure,
+                // Nothing was sent: every attempt that began ended with a failure on record.
+                None if reason == R::BudgetRefusedFirstAttempt => Failure::Throttled(None),
+                None => Failure::Rejected,
+            },
         }
     }
 }

@@ -90,15 +90,32 @@ where
     /// What comes before the next attempt: the attempt itself, a wait, or the end of the run.
     #[inline(always)]
     pub(crate) fn next(&mut self) -> Next<OutcomeOf<O, H>> {
+        match self.pace() {
+            Ok(now) => match self.begin(now) {
+                Ok(attempt) => Next::Attempt(attempt),
+                Err(outcome) => Next::Done(outcome),
+            },
+            Err(rest) => Next::Wait(rest),
+        }
+    }
+
+    /// Whether the next attempt may start: the time to start it at, or, if the sleeper woke
+    /// before the server's wait was over, how much longer to wait.
+    #[inline(always)]
+    pub(crate) fn pace(&mut self) -> Result<Timestamp, Duration> {
         let now = self.attempt_time();
-        if let Some(rest) = self.run.too_early(now) {
-            // The sleeper woke before the server's wait was over: wait again.
-            return Next::Wait(rest);
+        match self.run.too_early(now) {
+            Some(rest) => Err(rest),
+            None => Ok(now),
         }
-        match self.run.begin(now) {
-            Ok(attempt) => Next::Attempt(attempt),
-            Err(stopped) => Next::Done(self.give_up_after_error(stopped)),
-        }
+    }
+
+    /// Begins the next attempt at `now`, or ends the run.
+    #[inline(always)]
+    pub(crate) fn begin(&mut self, now: Timestamp) -> Result<Attempt, OutcomeOf<O, H>> {
+        self.run
+            .begin(now)
+            .map_err(|stopped| self.give_up_after_error(stopped))
     }
 
     /// After an attempt returned `result`: success, a retry, or the end of the run.
@@ -159,6 +176,34 @@ where
             Ok(retry) => After::Retry(retry.delay),
             Err(stopped) => After::Done(self.give_up_after_error(stopped)),
         }
+    }
+
+    /// The operation could not get ready for the next attempt: the run ends with `error`, and
+    /// a retry granted for the attempt goes back to the budget.
+    #[cold]
+    pub(crate) fn unready(&mut self, error: O::Error) -> OutcomeOf<O, H> {
+        let now = self.clock.now();
+        if self.run.deadline().is_some_and(|d| now >= d) {
+            // The time ran out first: that is why the run ends.
+            return self.deadline_while_unready(now);
+        }
+        let stopped = self.run.abandon(now, StopReason::NotRetryable);
+        give_up(&mut self.notify, stopped, Last::Error(error))
+    }
+
+    /// The deadline passed at `now` while the operation got ready for the next attempt: the run
+    /// ends without it, and a retry granted for it goes back to the budget.
+    #[cold]
+    pub(crate) fn deadline_while_unready(&mut self, now: Timestamp) -> OutcomeOf<O, H> {
+        let stopped = self.run.abandon(now, StopReason::Deadline);
+        self.give_up_after_error(stopped)
+    }
+
+    /// Time passed without the driver knowing how much (the operation was not ready at once):
+    /// the next attempt reads the clock.
+    #[inline]
+    pub(crate) fn lost_track_of_time(&mut self) {
+        self.resume_at = None;
     }
 
     /// The deadline passed at `now` while the operation got ready for its first attempt: the

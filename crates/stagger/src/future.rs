@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use stagger_core::engine::Budget;
 use stagger_core::{Clock, IntoPolicy, Timestamp};
 
-use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
+use crate::driver::{After, Driver, OutcomeOf, ResultOf};
 use crate::hooks::{HookSet, HooksFor};
 use crate::nesting;
 use crate::operation::AsyncOperation;
@@ -94,7 +94,7 @@ pin_project! {
         Start,
         // The operation gets ready for its first attempt.
         Preparing,
-        // Between attempts: the next one starts on this poll.
+        // Between attempts: the next one starts on this poll, once the operation is ready.
         Idle,
         // An attempt runs, raced against the deadline.
         Running { #[pin] attempt: Fut },
@@ -124,6 +124,22 @@ pin_project! {
         timer: Option<<H::Sleeper as Sleeper>::Sleep>,
         #[pin]
         state: State<O::Attempt, <H::Sleeper as Sleeper>::Sleep>,
+    }
+
+    impl<O, P, H> PinnedDrop for RetryFuture<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet,
+        H::Sleeper: Sleeper,
+    {
+        // Dropped during a wait (a caller's timeout, a cancelled request): the retry the
+        // budget granted for the next attempt is not sent, so it goes back.
+        fn drop(this: Pin<&mut Self>) {
+            if let Some(driver) = this.project().driver.as_mut() {
+                driver.run.cancel();
+            }
+        }
     }
 }
 
@@ -181,16 +197,8 @@ where
                         }
                     }
                 }
-                StateProj::Idle => match driver.next() {
-                    Next::Attempt(attempt) => {
-                        let attempt = {
-                            let _inside = nesting::enter();
-                            driver.op.attempt(attempt)
-                        };
-                        this.state.set(State::Running { attempt });
-                        continue;
-                    }
-                    Next::Wait(rest) => {
+                StateProj::Idle => match driver.pace() {
+                    Err(rest) => {
                         // The sleeper woke before the server's wait was over: wait again, and
                         // yield, so that a sleeper that keeps waking early cannot spin here.
                         let wait = driver.sleeper.sleep(rest);
@@ -198,7 +206,35 @@ where
                         cx.waker().wake_by_ref();
                         return Poll::Pending;
                     }
-                    Next::Done(outcome) => After::Done(outcome),
+                    // The operation gets ready after the wait, so that it holds nothing (a
+                    // tower service's permit) while it waits.
+                    Ok(now) => match driver.op.poll_ready(cx) {
+                        Poll::Ready(Ok(())) => match driver.begin(now) {
+                            Ok(attempt) => {
+                                let attempt = {
+                                    let _inside = nesting::enter();
+                                    driver.op.attempt(attempt)
+                                };
+                                this.state.set(State::Running { attempt });
+                                continue;
+                            }
+                            Err(outcome) => After::Done(outcome),
+                        },
+                        Poll::Ready(Err(error)) => After::Done(driver.unready(error)),
+                        Poll::Pending => {
+                            // The attempt begins on a later poll, at a time read then.
+                            driver.lost_track_of_time();
+                            let now = ready!(poll_deadline(
+                                this.timer.as_mut(),
+                                driver,
+                                &mut early_fires,
+                                cx
+                            ));
+                            // The deadline passed before the operation was ready again: the
+                            // run stops without the attempt.
+                            After::Done(driver.deadline_while_unready(now))
+                        }
+                    },
                 },
                 StateProj::Running { attempt } => {
                     let polled = {

@@ -35,6 +35,18 @@ pub trait AsyncOperation: Operation {
         let _ = (cx, retries_possible);
         Poll::Ready(u32::MAX)
     }
+
+    /// Gets ready for the next attempt, under the run's deadline (a tower service made ready,
+    /// say), after any wait and before the attempt begins, so that the attempt is stamped with
+    /// the time it is actually sent. An error ends the run at once, with
+    /// [`StopReason::NotRetryable`](stagger_core::engine::StopReason::NotRetryable) and this
+    /// error as the last: the attempt was not made, so nothing is classified and a retry the
+    /// budget granted for it goes back to the budget. The default is ready at once.
+    #[inline(always)]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let _ = cx;
+        Poll::Ready(Ok(()))
+    }
 }
 
 /// An operation whose attempts block, for the blocking executor.

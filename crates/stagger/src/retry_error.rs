@@ -62,6 +62,12 @@ impl<E, T> RetryError<E, T> {
         self.stopped.summary
     }
 
+    /// Why the executor gave up and what it did, with whether the operation may be repeated
+    /// ([`Stopped::may_repeat`]).
+    pub fn stopped(&self) -> &Stopped {
+        &self.stopped
+    }
+
     /// The most recent error the operation returned: that of the last attempt, or of an earlier
     /// one if the deadline cut the last short (or a success came too late). `None` if the run
     /// ended on a refused value, or if no attempt returned an error: the deadline passed before

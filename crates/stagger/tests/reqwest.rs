@@ -577,3 +577,44 @@ async fn the_hook_hears_each_retry_with_the_refused_response() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_request_dropped_during_its_wait_gives_its_retry_back_to_the_budget() {
+    bounded(async {
+        let server = start_server().await;
+        let bucket = Arc::new(
+            TokenBucketBudget::new(TokenBucket::AWS_STANDARD.with_capacity(10.0)).unwrap(),
+        );
+        let policy = stagger::policy::Constant::new()
+            .with_base(Duration::from_secs(1))
+            .with_max_attempts(3);
+        let planned = Arc::new(AtomicU32::new(0));
+        let counted = Arc::clone(&planned);
+        let client = client(
+            RetryMiddleware::new(policy)
+                .unwrap()
+                .budget(Arc::clone(&bucket))
+                .notify(move |_| {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                }),
+        );
+        for _ in 0..3 {
+            // The caller gives up during the first one-second wait.
+            let request = client.get(server.url("/always503")).send();
+            let cut = tokio::time::timeout(Duration::from_millis(300), request).await;
+            assert!(cut.is_err());
+        }
+        assert_eq!(server.count("/always503"), 3, "one attempt per request");
+        assert_eq!(
+            planned.load(Ordering::Relaxed),
+            3,
+            "each request's retry was granted"
+        );
+        assert_eq!(
+            bucket.tokens(),
+            10.0,
+            "no retry was sent, so none was paid for"
+        );
+    })
+    .await;
+}

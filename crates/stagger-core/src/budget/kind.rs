@@ -178,6 +178,9 @@ impl Budget for AnyBudget {
     fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent> {
         each_budget!(self, b => b.try_retry(now, failure))
     }
+    fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+        each_budget!(self, b => b.retry_abandoned(granted, spent));
+    }
     fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {
         each_budget!(self, b => b.on_success(now, last_retry));
     }

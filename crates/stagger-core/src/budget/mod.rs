@@ -127,6 +127,23 @@ pub struct Spent(pub u64);
 ///
 /// It takes `&self`, so one budget can be shared through an `Arc` by every request of a
 /// service, across threads and tasks. Time comes from the engine's `now`.
+///
+/// # A retry is paid for when it is sent
+///
+/// The engine asks [`try_retry`](Budget::try_retry) when it plans a retry, before the wait, so
+/// that a run the budget refuses gives up at once instead of after waiting in vain. The retry
+/// is sent when its attempt begins. If it never is (the future is dropped during the wait, the
+/// deadline passes first, the driver cannot make the attempt), the engine calls
+/// [`retry_abandoned`](Budget::retry_abandoned) with the grant's time and receipt, once, and
+/// the budget gives back what the grant took. (The one exception in this crate's drivers: a
+/// sleeper or hook of the blocking executor that panics during the wait.) So a budget only
+/// ever pays for retries that were sent, and its closed forms (a bucket of `C` tokens at `c` a
+/// retry allows at most `C / c` retries) count sent retries. A grant still waiting to be sent
+/// holds what it took until then, so other runs may be refused in the meantime. Every budget
+/// of the catalog undoes its grant exactly: the token bucket deposits the cost again (up to its
+/// capacity), the ratio budget and the SRE throttle remove the count they added, while it is
+/// still in the window (the SRE throttle's random draw for the grant, if it made one, stays
+/// drawn); the others charge nothing for a grant.
 pub trait Budget {
     /// May a first attempt go ahead? Client-side adaptive throttling may refuse even that. The
     /// default admits every first attempt.
@@ -137,6 +154,14 @@ pub trait Budget {
 
     /// May the run retry after `failure`? `Some` grants it, with what it cost; `None` refuses.
     fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent>;
+
+    /// A retry granted at `granted`, whose receipt is `spent`, was never sent: undo what the
+    /// grant took. Called at most once per grant, and never for a retry that was sent. The
+    /// default does nothing, which is right for a budget whose grants cost nothing; a budget
+    /// that charges in [`try_retry`](Budget::try_retry) must give the charge back here.
+    fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+        let _ = (granted, spent);
+    }
 
     /// An attempt succeeded. `last_retry` is the receipt of the run's latest retry, `None` if
     /// the run succeeded without retrying.
@@ -176,6 +201,12 @@ impl<B: Budget> Budget for Option<B> {
         }
     }
     #[inline]
+    fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+        if let Some(b) = self {
+            b.retry_abandoned(granted, spent);
+        }
+    }
+    #[inline]
     fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {
         if let Some(b) = self {
             b.on_success(now, last_retry);
@@ -199,6 +230,10 @@ macro_rules! forward_budget {
             #[inline]
             fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent> {
                 (**self).try_retry(now, failure)
+            }
+            #[inline]
+            fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+                (**self).retry_abandoned(granted, spent);
             }
             #[inline]
             fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {

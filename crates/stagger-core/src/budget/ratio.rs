@@ -180,4 +180,9 @@ impl Budget for RatioBudget {
             None
         }
     }
+
+    #[inline]
+    fn retry_abandoned(&self, granted: Timestamp, _spent: Spent) {
+        self.window().remove(granted, 1, 1);
+    }
 }

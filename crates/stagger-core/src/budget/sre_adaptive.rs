@@ -395,6 +395,12 @@ impl Budget for SreAdaptiveBudget {
     }
 
     #[inline]
+    fn retry_abandoned(&self, granted: Timestamp, _spent: Spent) {
+        // The granted retry was counted as a request; it was never made.
+        self.lock().window.remove(granted, REQUESTS, 1);
+    }
+
+    #[inline]
     fn on_success(&self, now: Timestamp, _last_retry: Option<Spent>) {
         self.lock().window.add(now, ACCEPTS, 1);
     }

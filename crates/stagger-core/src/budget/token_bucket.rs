@@ -316,6 +316,11 @@ impl Budget for TokenBucketBudget {
     }
 
     #[inline]
+    fn retry_abandoned(&self, _granted: Timestamp, spent: Spent) {
+        self.deposit(spent.0);
+    }
+
+    #[inline]
     fn on_success(&self, _now: Timestamp, last_retry: Option<Spent>) {
         match last_retry {
             Some(Spent(cost)) if self.config.refund => self.deposit(cost),

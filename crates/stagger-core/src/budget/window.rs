@@ -37,8 +37,7 @@ impl<const N: usize> Window<N> {
     /// current slot.
     #[inline]
     fn advance(&mut self, now: Timestamp) -> usize {
-        let ns = u64::try_from(now.since_origin().as_nanos()).unwrap_or(u64::MAX);
-        let epoch = ns / self.slot_ns;
+        let epoch = self.epoch(now);
         let len = self.slots.len() as u64;
         match self.latest {
             Some(latest) if epoch <= latest => return (latest % len) as usize,
@@ -71,6 +70,36 @@ impl<const N: usize> Window<N> {
         let added = amount.min(u64::MAX - self.totals[index]);
         self.slots[slot][index] += added;
         self.totals[index] += added;
+    }
+
+    /// Takes back up to `amount` from counter `index`, added at `at`: from the slot `at` fell
+    /// in, if that slot is still in the window (a count that has expired is gone already), and
+    /// what that slot lacks from the later ones: a count added late (by a caller that lost a
+    /// race to one with a later `now`) went into the latest slot of its time.
+    pub(crate) fn remove(&mut self, at: Timestamp, index: usize, amount: u64) {
+        let Some(latest) = self.latest else {
+            return;
+        };
+        let len = self.slots.len() as u64;
+        let mut epoch = self.epoch(at).min(latest);
+        if latest - epoch >= len {
+            return;
+        }
+        let mut left = amount;
+        while left > 0 && epoch <= latest {
+            let slot = &mut self.slots[(epoch % len) as usize][index];
+            let removed = left.min(*slot);
+            *slot -= removed;
+            self.totals[index] -= removed;
+            left -= removed;
+            epoch += 1;
+        }
+    }
+
+    /// The slot number of `t` since the origin.
+    #[inline]
+    fn epoch(&self, t: Timestamp) -> u64 {
+        u64::try_from(t.since_origin().as_nanos()).unwrap_or(u64::MAX) / self.slot_ns
     }
 
     /// The sums of every counter over the window ending at `now`.
@@ -119,6 +148,35 @@ mod tests {
         assert_eq!(w.sums(at(5_000)), [2]);
         assert_eq!(w.sums(at(7_999)), [2]);
         assert_eq!(w.sums(at(8_000)), [0]);
+    }
+
+    #[test]
+    fn a_removed_count_leaves_its_own_slot_and_an_expired_one_is_not_removed() {
+        let mut w = Window::<2>::new(Duration::from_secs(1), 3);
+        w.add(at(0), 1, 1);
+        w.add(at(1_500), 1, 1);
+        assert_eq!(w.sums(at(1_500)), [0, 2]);
+        // Taken from the slot of 0..1 s, so the count of 1.5 s still expires at 4 s.
+        w.remove(at(200), 1, 1);
+        assert_eq!(w.sums(at(2_000)), [0, 1]);
+        assert_eq!(w.sums(at(3_999)), [0, 1]);
+        assert_eq!(w.sums(at(4_000)), [0, 0]);
+        // A count added late, in a later slot than its own time's, is found there.
+        let mut late = Window::<1>::new(Duration::from_secs(1), 3);
+        late.add(at(2_500), 0, 1);
+        late.add(at(1_200), 0, 1); // counted in the slot of 2.5 s
+        late.remove(at(1_200), 0, 1);
+        assert_eq!(late.sums(at(2_500)), [1]);
+        late.remove(at(2_500), 0, 1);
+        assert_eq!(late.sums(at(2_500)), [0]);
+        // A count whose slot has left the window is not taken from a newer one.
+        w.add(at(4_000), 1, 1);
+        w.remove(at(1_500), 1, 1);
+        assert_eq!(w.sums(at(4_000)), [0, 1]);
+        // Never below zero.
+        w.remove(at(4_000), 1, 5);
+        w.remove(at(4_000), 0, 5);
+        assert_eq!(w.sums(at(4_000)), [0, 0]);
     }
 
     #[test]

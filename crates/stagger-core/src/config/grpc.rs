@@ -4,15 +4,15 @@
 //! server. [`ServiceConfig`] reads the JSON document (any serde format works) and turns them
 //! into the catalog's terms, applying A6's validation rules:
 //!
-//! | field | rule | result |
+//! | field (proto name) | rule | result |
 //! |---|---|---|
-//! | `maxAttempts` | required, a JSON integer greater than 1; above 5 is treated as 5 | `max_attempts` |
-//! | `initialBackoff` | required, a proto3 JSON duration (`"0.1s"`) greater than 0 | `base` |
-//! | `maxBackoff` | required, a proto3 JSON duration greater than 0 | `cap` |
-//! | `backoffMultiplier` | required, a JSON number greater than 0 | `factor` |
-//! | `retryableStatusCodes` | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
-//! | `maxTokens` | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
-//! | `tokenRatio` | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
+//! | `maxAttempts` (`max_attempts`) | required, a JSON integer greater than 1; above 5 is treated as 5 | `max_attempts` |
+//! | `initialBackoff` (`initial_backoff`) | required, a proto3 JSON duration (`"0.1s"`) greater than 0 | `base` |
+//! | `maxBackoff` (`max_backoff`) | required, a proto3 JSON duration greater than 0 | `cap` |
+//! | `backoffMultiplier` (`backoff_multiplier`) | required, a JSON number greater than 0 | `factor` |
+//! | `retryableStatusCodes` (`retryable_status_codes`) | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
+//! | `maxTokens` (`max_tokens`) | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
+//! | `tokenRatio` (`token_ratio`) | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
 //!
 //! The policy is `exponential-proportional-jitter` with jitter 0.2: A6 as revised in 2024
 //! draws each delay from `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff) *
@@ -20,10 +20,57 @@
 //! [`GrpcConfigError`] that names the offending field by its JSON path, such as
 //! `methodConfig[0].retryPolicy.maxAttempts`.
 //!
-//! Fields that A6 does not govern (`loadBalancingConfig`, `waitForReady`, `timeout`, a
-//! `retryPolicy`'s later additions such as `perAttemptRecvTimeout`) are ignored, as gRPC
-//! clients ignore what they do not know. A method config with a `hedgingPolicy` and no
-//! `retryPolicy` is not retried and is left out; one with both is an error, as A6 allows one.
+//! # Spellings
+//!
+//! The proto3 JSON mapping lets a parser take a field's lowerCamel JSON name or its original
+//! proto name, and grpc-go reads service configs with Go's `encoding/json`, whose key
+//! matching ignores case. The import takes what either of them takes:
+//!
+//! - **lowerCamel names, in any case**: `maxAttempts`, `MaxAttempts` (as grpc-go's own retry
+//!   example spells it), `maxattempts`, `MAXATTEMPTS`. Case is folded as Go folds it: ASCII
+//!   letters, and the two non-ASCII letters whose fold is an ASCII one, the Kelvin sign
+//!   `U+212A` (as `k`) and the long s `U+017F` (as `s`).
+//! - **proto names, exactly**: `method_config`, `retry_policy`, `max_attempts`. No parser
+//!   folds their case, so `MAX_ATTEMPTS` or `Max_Attempts` is an unknown key.
+//! - **An unknown key is an error**, in every object the import reads (the service config, a
+//!   method config, a `name` entry, a `retryPolicy`, `retryThrottling`), naming the key as the
+//!   file spells it: `methodConfig[0].retryPolicy.maxAttemps: unknown key "maxAttemps"; ...`.
+//!   gRPC clients skip keys they do not know, but a misspelt key would silently drop a
+//!   setting (a misspelt `methodConfig` would import no policy at all).
+//! - **Spellings may be mixed**, within a file and within an object.
+//! - **Two spellings of one field** in the same object (`maxAttempts` and `max_attempts`, or
+//!   `maxAttempts` and `MaxAttempts`) are an error naming both, even when one of them is
+//!   `null`: grpc-go would keep the later one and protobuf-java's `JsonFormat` refuses the
+//!   object ("has already been set"), so such a file has no one meaning. The very same key
+//!   twice is refused as the document is read.
+//! - **Errors name keys as the file spells them**: a file in proto names gets
+//!   `method_config[0].retry_policy.max_attempts: must be an integer greater than 1, got 1`.
+//!   A required field that is missing is named by its lowerCamel name.
+//!
+//! Keys that gRPC defines (every field of `ServiceConfig` and `MethodConfig` in grpc-proto's
+//! `service_config.proto`, and the `perAttemptRecvTimeout` that grpc-java reads in a retry
+//! policy) but the import does not use are accepted under either spelling and ignored, their
+//! values unchecked:
+//!
+//! | object | ignored keys (proto names) |
+//! |---|---|
+//! | service config | `loadBalancingConfig` (`load_balancing_config`), `loadBalancingPolicy` (`load_balancing_policy`), `healthCheckConfig` (`health_check_config`), `connectionScaling` (`connection_scaling`) |
+//! | method config | `waitForReady` (`wait_for_ready`), `timeout`, `maxRequestMessageBytes` (`max_request_message_bytes`), `maxResponseMessageBytes` (`max_response_message_bytes`) |
+//! | `retryPolicy` | `perAttemptRecvTimeout` (`per_attempt_recv_timeout`) |
+//!
+//! A method config's `name` entries are read (`service`, `method`), and so is whether it has
+//! a `hedgingPolicy` (`hedging_policy`), whose content is not checked: a method config with a
+//! hedging policy and no retry policy is not retried and is left out; one with both is an
+//! error, as A6 allows one. A `null` value is the same as an absent key.
+//!
+//! Durations are proto3 JSON durations as grpc-go reads them: an optional sign, seconds with
+//! up to nine decimals where either the whole or the decimal part may be left out, and `s`:
+//! `"1s"`, `"0.1s"`, `".01s"`, `"1.s"`, `"-2s"`, and `"+1s"` (grpc-go reads the seconds with
+//! `strconv.ParseInt`, which takes a `+`; `"+.5s"` it refuses, and so does the import).
+//! grpc-go also reads `"--1s"` as 1 s and `"1.-5s"` as 0.95 s, an artefact of reading each
+//! part as a signed integer; those are refused. Status codes are integers from 0 to 16, or
+//! names, which grpc-go takes in capitals only (`"UNAVAILABLE"`) and the import in any case;
+//! a `null` code, which grpc-go reads as `OK`, is refused.
 //!
 //! ```
 //! use std::time::Duration;
@@ -94,29 +141,17 @@ pub type MethodRetryPolicy = (Vec<MethodName>, AnyConfig, RetryableCodes);
 /// `retryThrottling`. See the [module page](self).
 ///
 /// Reading it checks only that it is an object; [`retry_policies`](ServiceConfig::retry_policies)
-/// and [`throttling`](ServiceConfig::throttling) apply A6's rules and name the offending field.
+/// and [`throttling`](ServiceConfig::throttling) check its keys (see
+/// [Spellings](self#spellings)), apply A6's rules and name the offending field.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServiceConfig {
-    method_config: Option<Json>,
-    retry_throttling: Option<Json>,
+    fields: Vec<(String, Json)>,
 }
 
 impl<'de> Deserialize<'de> for ServiceConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         match Json::deserialize(d)? {
-            Json::Object(fields) => {
-                let take = |key: &str| {
-                    fields
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, v)| v.clone())
-                        .filter(|v| *v != Json::Null)
-                };
-                Ok(Self {
-                    method_config: take("methodConfig"),
-                    retry_throttling: take("retryThrottling"),
-                })
-            }
+            Json::Object(fields) => Ok(Self { fields }),
             other => Err(de::Error::custom(format!(
                 "a service config is a JSON object, got {}",
                 other.describe()
@@ -147,10 +182,10 @@ impl ServiceConfig {
         &self,
         limit: u32,
     ) -> Result<Vec<MethodRetryPolicy>, GrpcConfigError> {
-        let Some(list) = &self.method_config else {
+        let top = Fields::of(&Path::top(), &self.fields, &SERVICE_CONFIG)?;
+        let Some((path, list)) = top.get("methodConfig") else {
             return Ok(Vec::new());
         };
-        let path = Path::root("methodConfig");
         let Json::Array(items) = list else {
             return Err(path.error(format!("must be an array, got {}", list.describe())));
         };
@@ -171,9 +206,9 @@ impl ServiceConfig {
     ///
     /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
     pub fn throttling(&self) -> Result<Option<GrpcThrottle>, GrpcConfigError> {
-        self.retry_throttling
-            .as_ref()
-            .map(|json| throttling(&Path::root("retryThrottling"), json))
+        let top = Fields::of(&Path::top(), &self.fields, &SERVICE_CONFIG)?;
+        top.get("retryThrottling")
+            .map(|(path, json)| throttling(&path, json))
             .transpose()
     }
 
@@ -412,12 +447,17 @@ impl FromIterator<StatusCode> for RetryableCodes {
 struct Path(String);
 
 impl Path {
-    fn root(field: &str) -> Self {
-        Self(field.to_owned())
+    /// The service config itself, whose fields' paths are their bare keys.
+    fn top() -> Self {
+        Self(String::new())
     }
 
     fn field(&self, name: &str) -> Self {
-        Self(format!("{}.{name}", self.0))
+        if self.0.is_empty() {
+            Self(name.to_owned())
+        } else {
+            Self(format!("{}.{name}", self.0))
+        }
     }
 
     fn index(&self, i: usize) -> Self {
@@ -432,25 +472,209 @@ impl Path {
     }
 }
 
+/// A key that gRPC defines for one kind of object.
+#[derive(Clone, Copy, Debug)]
+struct Key {
+    /// The proto3 JSON (lowerCamel) name, matched in any case as grpc-go matches it.
+    json: &'static str,
+    /// The original proto field name, matched exactly.
+    proto: &'static str,
+}
+
+impl Key {
+    /// Whether `spelled`, a key of the file, names this field. See [Spellings](self#spellings).
+    fn is_spelled(&self, spelled: &str) -> bool {
+        spelled == self.proto || go_fold_eq(spelled, self.json)
+    }
+}
+
+const fn key(json: &'static str, proto: &'static str) -> Key {
+    Key { json, proto }
+}
+
+/// The keys of one kind of object, and what an error calls that kind of object.
+#[derive(Debug)]
+struct Schema {
+    what: &'static str,
+    keys: &'static [Key],
+}
+
+impl Schema {
+    /// The keys, for an error: their JSON names, and how else they may be spelled.
+    fn describe(&self) -> String {
+        let names: Vec<&str> = self.keys.iter().map(|k| k.json).collect();
+        let list = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        };
+        match self.keys.iter().find(|k| k.json != k.proto) {
+            Some(k) => format!(
+                "{list} (in any case, or as proto names such as {})",
+                k.proto
+            ),
+            None => format!("{list} (in any case)"),
+        }
+    }
+}
+
+/// `service_config.proto`'s `ServiceConfig`. Only `methodConfig` and `retryThrottling` are read.
+const SERVICE_CONFIG: Schema = Schema {
+    what: "a service config",
+    keys: &[
+        key("methodConfig", "method_config"),
+        key("retryThrottling", "retry_throttling"),
+        key("loadBalancingConfig", "load_balancing_config"),
+        key("loadBalancingPolicy", "load_balancing_policy"),
+        key("healthCheckConfig", "health_check_config"),
+        key("connectionScaling", "connection_scaling"),
+    ],
+};
+
+/// `MethodConfig`. `name`, `retryPolicy` and whether there is a `hedgingPolicy` are read.
+const METHOD_CONFIG: Schema = Schema {
+    what: "a method config",
+    keys: &[
+        key("name", "name"),
+        key("retryPolicy", "retry_policy"),
+        key("hedgingPolicy", "hedging_policy"),
+        key("waitForReady", "wait_for_ready"),
+        key("timeout", "timeout"),
+        key("maxRequestMessageBytes", "max_request_message_bytes"),
+        key("maxResponseMessageBytes", "max_response_message_bytes"),
+    ],
+};
+
+/// `MethodConfig.Name`.
+const NAME: Schema = Schema {
+    what: "a name entry",
+    keys: &[key("service", "service"), key("method", "method")],
+};
+
+/// `MethodConfig.RetryPolicy`, and `perAttemptRecvTimeout` of A6's revision (not read).
+const RETRY_POLICY: Schema = Schema {
+    what: "a retryPolicy",
+    keys: &[
+        key("maxAttempts", "max_attempts"),
+        key("initialBackoff", "initial_backoff"),
+        key("maxBackoff", "max_backoff"),
+        key("backoffMultiplier", "backoff_multiplier"),
+        key("retryableStatusCodes", "retryable_status_codes"),
+        key("perAttemptRecvTimeout", "per_attempt_recv_timeout"),
+    ],
+};
+
+/// `ServiceConfig.RetryThrottlingPolicy`.
+const RETRY_THROTTLING: Schema = Schema {
+    what: "retryThrottling",
+    keys: &[
+        key("maxTokens", "max_tokens"),
+        key("tokenRatio", "token_ratio"),
+    ],
+};
+
+/// Whether `spelled` is `name` as Go's `encoding/json` (which grpc-go reads service configs
+/// with) matches a key to a field: ignoring case, where case is folded as Go folds it. For an
+/// ASCII `name`, that is ASCII case plus the two non-ASCII letters that fold to ASCII ones:
+/// the Kelvin sign (`k`) and the long s (`s`).
+fn go_fold_eq(spelled: &str, name: &str) -> bool {
+    let fold = |c: char| match c {
+        '\u{212A}' => 'k',
+        '\u{17F}' => 's',
+        c => c.to_ascii_lowercase(),
+    };
+    spelled.chars().map(fold).eq(name.chars().map(fold))
+}
+
+/// An object's fields, each matched to the key it spells.
+#[derive(Debug)]
+struct Fields<'a> {
+    path: Path,
+    /// Each field's JSON name, its key as the file spells it, and its value, in file order.
+    found: Vec<(&'static str, &'a str, &'a Json)>,
+}
+
+impl<'a> Fields<'a> {
+    /// Matches every field of the object at `path` to one of `schema`'s keys.
+    ///
+    /// # Errors
+    ///
+    /// A key that names none of them, or a second key naming the same field, named as the
+    /// file spells it.
+    fn of(
+        path: &Path,
+        fields: &'a [(String, Json)],
+        schema: &Schema,
+    ) -> Result<Self, GrpcConfigError> {
+        let mut found: Vec<(&'static str, &'a str, &'a Json)> = Vec::new();
+        for (spelled, value) in fields {
+            let Some(key) = schema.keys.iter().find(|k| k.is_spelled(spelled)) else {
+                return Err(path.field(spelled).error(format!(
+                    "unknown key {spelled:?}; {}'s keys are {}",
+                    schema.what,
+                    schema.describe()
+                )));
+            };
+            if let Some((_, first, _)) = found.iter().find(|(json, ..)| *json == key.json) {
+                return Err(path.field(spelled).error(format!(
+                    "{first:?} and {spelled:?} both set {}; give it once",
+                    key.json
+                )));
+            }
+            found.push((key.json, spelled, value));
+        }
+        Ok(Self {
+            path: path.clone(),
+            found,
+        })
+    }
+
+    /// The field's path, with its key as the file spells it, and its value; `None` if it is
+    /// absent or `null`.
+    fn get(&self, json: &str) -> Option<(Path, &'a Json)> {
+        self.found
+            .iter()
+            .find(|(name, _, value)| *name == json && **value != Json::Null)
+            .map(|(_, spelled, value)| (self.path.field(spelled), *value))
+    }
+
+    /// [`get`](Fields::get), or an error naming the field by its JSON name.
+    fn required(&self, json: &str) -> Result<(Path, &'a Json), GrpcConfigError> {
+        self.get(json)
+            .ok_or_else(|| self.path.field(json).error("is required"))
+    }
+
+    /// The field's key as the file spells it, or its JSON name if it is absent.
+    fn spelling(&self, json: &'static str) -> &'a str {
+        self.found
+            .iter()
+            .find(|(name, ..)| *name == json)
+            .map_or(json, |(_, spelled, _)| spelled)
+    }
+}
+
 /// One method config: its names and, if it has a retry policy, that policy.
 fn method_config(
     path: &Path,
     json: &Json,
     limit: u32,
 ) -> Result<Option<MethodRetryPolicy>, GrpcConfigError> {
-    let fields = json.object(path)?;
-    let names = match get(fields, "name") {
+    let fields = Fields::of(path, json.object(path)?, &METHOD_CONFIG)?;
+    let names = match fields.get("name") {
         None => Vec::new(),
-        Some(list) => method_names(&path.field("name"), list)?,
+        Some((at, list)) => method_names(&at, list)?,
     };
-    let retry = get(fields, "retryPolicy");
-    if retry.is_some() && get(fields, "hedgingPolicy").is_some() {
-        return Err(path.error("only one of retryPolicy or hedgingPolicy may be set"));
+    let retry = fields.get("retryPolicy");
+    if retry.is_some() && fields.get("hedgingPolicy").is_some() {
+        return Err(path.error(format!(
+            "only one of {} or {} may be set",
+            fields.spelling("retryPolicy"),
+            fields.spelling("hedgingPolicy")
+        )));
     }
-    let Some(retry) = retry else {
+    let Some((at, retry)) = retry else {
         return Ok(None);
     };
-    let (config, codes) = retry_policy(&path.field("retryPolicy"), retry, limit)?;
+    let (config, codes) = retry_policy(&at, retry, limit)?;
     Ok(Some((names, config, codes)))
 }
 
@@ -463,22 +687,23 @@ fn method_names(path: &Path, json: &Json) -> Result<Vec<MethodName>, GrpcConfigE
         .enumerate()
         .map(|(i, item)| {
             let path = path.index(i);
-            let fields = item.object(&path)?;
-            let text = |key: &str| match get(fields, key) {
+            let fields = Fields::of(&path, item.object(&path)?, &NAME)?;
+            let text = |key: &str| match fields.get(key) {
                 None => Ok(String::new()),
-                Some(Json::String(s)) => Ok(s.clone()),
-                Some(other) => Err(path
-                    .field(key)
-                    .error(format!("must be a string, got {}", other.describe()))),
+                Some((_, Json::String(s))) => Ok(s.clone()),
+                Some((at, other)) => {
+                    Err(at.error(format!("must be a string, got {}", other.describe())))
+                }
             };
             let name = MethodName {
                 service: text("service")?,
                 method: text("method")?,
             };
             if name.service.is_empty() && !name.method.is_empty() {
-                return Err(path
-                    .field("method")
-                    .error("a method needs its service: `service` is empty"));
+                return Err(path.field(fields.spelling("method")).error(format!(
+                    "a method needs its service: `{}` is empty",
+                    fields.spelling("service")
+                )));
             }
             Ok(name)
         })
@@ -490,13 +715,8 @@ fn retry_policy(
     json: &Json,
     limit: u32,
 ) -> Result<(AnyConfig, RetryableCodes), GrpcConfigError> {
-    let fields = json.object(path)?;
-    let required = |key: &str| {
-        let path = path.field(key);
-        get(fields, key)
-            .map(|value| (path.clone(), value))
-            .ok_or_else(|| path.error("is required"))
-    };
+    let fields = Fields::of(path, json.object(path)?, &RETRY_POLICY)?;
+    let required = |key: &str| fields.required(key);
 
     let (at, value) = required("maxAttempts")?;
     let max_attempts = match value {
@@ -540,10 +760,12 @@ fn retry_policy(
     // maxBackoff, which the catalog writes as base = cap = maxBackoff.
     let base = if max < initial {
         if factor < 1.0 {
-            return Err(max_at.error(
-                "below initialBackoff with backoffMultiplier below 1: the ceiling would rise \
-                 and fall, which the catalog's capped curve cannot follow",
-            ));
+            return Err(max_at.error(format!(
+                "below {} with {} below 1: the ceiling would rise and fall, which the \
+                 catalog's capped curve cannot follow",
+                fields.spelling("initialBackoff"),
+                fields.spelling("backoffMultiplier")
+            )));
         }
         max
     } else {
@@ -607,13 +829,8 @@ fn status_codes(path: &Path, json: &Json) -> Result<RetryableCodes, GrpcConfigEr
 }
 
 fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottle, GrpcConfigError> {
-    let fields = json.object(path)?;
-    let required = |key: &str| {
-        let path = path.field(key);
-        get(fields, key)
-            .map(|value| (path.clone(), value))
-            .ok_or_else(|| path.error("is required"))
-    };
+    let fields = Fields::of(path, json.object(path)?, &RETRY_THROTTLING)?;
+    let required = |key: &str| fields.required(key);
 
     let (tokens_at, value) = required("maxTokens")?;
     let max_tokens = match value {
@@ -698,11 +915,17 @@ fn positive_duration(path: &Path, json: &Json) -> Result<Duration, GrpcConfigErr
     }
 }
 
-/// Parses a proto3 JSON duration: an optional `-`, seconds with up to nine decimals, and `s`
-/// (`"1s"`, `"0.1s"`, `".5s"`, `"-2.000000001s"`). Returns whether it is negative and its size.
+/// Parses a proto3 JSON duration as grpc-go does: an optional `-`, seconds with up to nine
+/// decimals, and `s` (`"1s"`, `"0.1s"`, `".5s"`, `"1.s"`, `"-2.000000001s"`), where the whole
+/// seconds may also carry a `+` (`"+1s"`, `"-+1s"`), which grpc-go's `strconv.ParseInt` of
+/// them takes. Returns whether it is negative and its size.
 fn parse_proto_duration(text: &str) -> Result<(bool, Duration), &'static str> {
     let body = text.strip_suffix('s').ok_or("no `s` suffix")?;
     let (negative, body) = body.strip_prefix('-').map_or((false, body), |b| (true, b));
+    let body = match body.strip_prefix('+') {
+        Some(digits) if digits.starts_with(|c: char| c.is_ascii_digit()) => digits,
+        _ => body,
+    };
     let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
     let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if (whole.is_empty() && fraction.is_empty()) || !all_digits(whole) || !all_digits(fraction) {
@@ -728,14 +951,6 @@ fn parse_proto_duration(text: &str) -> Result<(bool, Duration), &'static str> {
             .map_err(|_| "not a decimal number of seconds")?
     };
     Ok((negative, Duration::new(seconds, nanos)))
-}
-
-fn get<'a>(fields: &'a [(String, Json)], key: &str) -> Option<&'a Json> {
-    fields
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v)
-        .filter(|v| **v != Json::Null)
 }
 
 /// A JSON value as read, so that A6's rules can be checked with the offending field's path
@@ -865,6 +1080,10 @@ mod tests {
         assert_eq!(ok("0.000000001s"), (false, Duration::from_nanos(1)));
         assert_eq!(ok("-2s"), (true, Duration::from_secs(2)));
         assert_eq!(ok("0s"), (false, Duration::ZERO));
+        // grpc-go reads the whole seconds with strconv.ParseInt, which takes a `+`.
+        assert_eq!(ok("+1s"), (false, Duration::from_secs(1)));
+        assert_eq!(ok("+1.5s"), (false, Duration::from_millis(1500)));
+        assert_eq!(ok("-+1s"), (true, Duration::from_secs(1)));
         for bad in [
             "1",
             "s",
@@ -873,9 +1092,17 @@ mod tests {
             "0.1 s",
             "1.2.3s",
             "0.0000000001s",
-            "+1s",
             "1e3s",
             "",
+            // ParseInt("+") fails in grpc-go too.
+            "+.5s",
+            "+s",
+            "+-1s",
+            // grpc-go reads these as 1 s, 0.95 s and 1.05 s: artefacts, refused.
+            "--1s",
+            "1.-5s",
+            "1.+5s",
+            " 1s",
         ] {
             assert!(parse_proto_duration(bad).is_err(), "{bad}");
         }

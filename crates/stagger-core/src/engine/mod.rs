@@ -29,7 +29,9 @@
 //!   the outermost layer: three layers of three attempts then call a failing leaf 3 times, not
 //!   27 ([`Nested`]).
 //! - **Retry budgets.** Before each retry the engine asks a shared [`Budget`]; it reports every
-//!   attempt's outcome to it.
+//!   attempt's outcome to it. A retry is paid for when it is sent: one the budget granted that
+//!   never begins (the run dropped mid-wait, the deadline passed first, the driver abandoned
+//!   it) is handed back ([`Budget::retry_abandoned`]).
 //!
 //! These are the rules of the review "what a correct retry loop does" that the project's
 //! specification follows; its Python checks are reproduced as tests of this engine.

@@ -182,6 +182,21 @@ pub struct Stopped {
     pub reason: StopReason,
     /// What it did.
     pub summary: Summary,
+    /// Whether the run treated its operation as idempotent: a fact an outer layer needs, since
+    /// it may repeat the operation only if it is idempotent or nothing the run did can have
+    /// taken effect ([`may_repeat`](Stopped::may_repeat)).
+    pub idempotent: bool,
+}
+
+impl Stopped {
+    /// Whether the operation may be repeated after this run, as far as its effects go: it is
+    /// idempotent, or the run's last attempt had no effect, or the run sent nothing. A run
+    /// that is not idempotent and whose last attempt may have taken effect (a timeout at the
+    /// deadline, a success that came too late) must not be repeated by anyone.
+    #[must_use]
+    pub fn may_repeat(&self) -> bool {
+        self.idempotent || self.summary.last_failure.is_none_or(|f| f.had_no_effect())
+    }
 }
 
 impl fmt::Display for Stopped {

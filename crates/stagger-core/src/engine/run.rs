@@ -14,6 +14,16 @@ use crate::policy::Policy;
 /// The driver calls [`begin`](Run::begin) before each attempt and [`end`](Run::end) after it,
 /// passing the current time to both; between a [`Verdict::Retry`] and the next `begin` it
 /// waits the retry's delay. `Run` reads no clock and does no I/O.
+///
+/// # Paying for retries
+///
+/// The budget grants a retry when the engine plans it ([`failed`](Run::failed) returns the
+/// [`PlannedRetry`]), and the retry is paid for when its attempt [begins](Run::begin). A retry
+/// that is granted but never sent is handed back ([`Budget::retry_abandoned`]): when the
+/// deadline has passed by the time the next attempt would begin (a sleeper that overslept),
+/// when the driver ends the run before the attempt ([`abandon`](Run::abandon)), and when the
+/// driver is dropped during the wait (a future cancelled mid-sleep, a request dropped: it calls
+/// [`cancel`](Run::cancel)).
 #[derive(Debug)]
 pub struct Run<P, B = Unlimited> {
     policy: P,
@@ -30,7 +40,30 @@ pub struct Run<P, B = Unlimited> {
     waited: Duration,
     last_failure: Option<Failure>,
     last_spent: Option<Spent>,
+    /// The retry the budget granted and no attempt has begun for yet: when, and what it cost.
+    pending: Option<(Timestamp, Spent)>,
+    /// [`Budget::retry_abandoned`] of `B`, taken where `B: Budget` is known, so that
+    /// [`cancel`](Run::cancel) can be called where it is not (a future's `Drop`).
+    abandon_fn: fn(&B, Timestamp, Spent),
     not_before: Option<Timestamp>,
+}
+
+impl<P, B> Run<P, B> {
+    /// Hands a retry the budget granted, and that no attempt has begun for, back to the budget:
+    /// a driver that can be dropped during the wait (a future) calls it when it is dropped.
+    /// Nothing happens if no retry is pending, so calling it twice is harmless. It does not end
+    /// the run: a driver that calls it must not begin another attempt, which would be a retry
+    /// nobody paid for.
+    ///
+    /// (A `Drop` of the run itself would do it too, but would keep the run in memory across
+    /// every call of a blocking loop that might unwind, at a cost of about as many instructions
+    /// as the rest of the loop.)
+    #[inline]
+    pub fn cancel(&mut self) {
+        if let Some((granted, spent)) = self.pending.take() {
+            (self.abandon_fn)(&self.budget, granted, spent);
+        }
+    }
 }
 
 impl<P: Policy> Run<P, Unlimited> {
@@ -57,6 +90,8 @@ impl<P: Policy, B: Budget> Run<P, B> {
             waited: Duration::ZERO,
             last_failure: None,
             last_spent: None,
+            pending: None,
+            abandon_fn: B::retry_abandoned,
             not_before: None,
         }
     }
@@ -91,7 +126,8 @@ impl<P: Policy, B: Budget> Run<P, B> {
 
     /// Ends the run at `now`, for `reason`, without another attempt: before the first, if the
     /// driver finds it cannot go on (its configuration is invalid, say). Nothing is charged to
-    /// the budget.
+    /// the budget. Between a planned retry and its attempt, use [`abandon`](Run::abandon),
+    /// which also hands the granted retry back.
     #[inline(always)]
     pub fn stop(&self, now: Timestamp, reason: StopReason) -> Stopped {
         // Built in place from copies of the counters: a call taking `&self` on the paths that
@@ -99,7 +135,18 @@ impl<P: Policy, B: Budget> Run<P, B> {
         Stopped {
             reason,
             summary: self.summary(now),
+            idempotent: self.idempotent,
         }
+    }
+
+    /// Ends the run at `now`, for `reason`, between a planned retry and its attempt: the
+    /// driver cannot make the attempt (the service it would go to failed, say). The retry was
+    /// not sent, so the budget gets it back. Before the first attempt, the same as
+    /// [`stop`](Run::stop).
+    #[cold]
+    pub fn abandon(&mut self, now: Timestamp, reason: StopReason) -> Stopped {
+        self.cancel();
+        self.stop(now, reason)
     }
 
     /// How much longer the driver must wait before the next attempt, if it is early: the
@@ -139,12 +186,17 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// # Errors
     ///
     /// [`Stopped`] if the deadline has passed (before the first attempt, that means no attempt
-    /// at all), or if the budget refuses the first attempt.
+    /// at all; after a planned retry, the retry goes back to the budget), or if the budget
+    /// refuses the first attempt.
     #[inline(always)]
     pub fn begin(&mut self, now: Timestamp) -> Result<Attempt, Stopped> {
         if self.deadline.is_some_and(|d| now >= d) {
+            // The retry planned for this attempt is not sent.
+            self.cancel();
             return Err(self.stop(now, StopReason::Deadline));
         }
+        // The planned retry is sent: it is paid for.
+        self.pending = None;
         if self.attempts == 0 && !self.budget.admit(now) {
             return Err(self.stop(now, StopReason::BudgetRefusedFirstAttempt));
         }
@@ -187,6 +239,10 @@ impl<P: Policy, B: Budget> Run<P, B> {
     pub fn succeeded(&mut self, now: Timestamp) -> Result<Summary, Stopped> {
         self.budget.on_success(now, self.last_spent);
         if self.deadline.is_some_and(|d| now >= d) {
+            // The attempt ran out the caller's time: to the caller (and to an outer layer that
+            // reads the summary) it timed out, whatever an earlier attempt failed with. It may
+            // have taken effect.
+            self.last_failure = Some(Failure::Timeout);
             return Err(self.stop(now, StopReason::Deadline));
         }
         Ok(self.summary(now))
@@ -242,6 +298,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
             return Err(self.stop(now, StopReason::BudgetExhausted));
         };
         self.last_spent = Some(spent);
+        self.pending = Some((now, spent));
         self.waited = self.waited.saturating_add(delay);
         self.not_before = server_wait.map(|_| now.saturating_add(delay));
         Ok(PlannedRetry {

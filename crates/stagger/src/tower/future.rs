@@ -39,9 +39,11 @@ enum Prepare<B: Body> {
 /// One request, retried over clones of the inner service.
 pub(crate) struct TowerOp<Svc, B: Body> {
     /// The service for the next attempt: the instance the caller made ready goes with the
-    /// first; later attempts each take a clone, which is made ready again, as tower requires.
+    /// first; each later attempt takes a clone, made ready again before it begins, as tower
+    /// requires. An instance whose readiness failed is dropped, never called.
     service: Option<Svc>,
-    first: bool,
+    /// Whether `service` is ready to be called.
+    ready: bool,
     parts: Option<Parts>,
     prepare: Prepare<B>,
     template: Option<Template<B>>,
@@ -61,7 +63,7 @@ impl<Svc, B: Body> TowerOp<Svc, B> {
         let (parts, body) = request.into_parts();
         Self {
             service: Some(service),
-            first: true,
+            ready: true,
             parts: Some(parts),
             prepare: Prepare::Body(body),
             template: None,
@@ -98,7 +100,7 @@ where
     Svc: Service<Request<RetryBody<B>>> + Clone,
     B: Body,
 {
-    type Attempt = TowerAttempt<Svc, B>;
+    type Attempt = Svc::Future;
 
     fn poll_prepare(&mut self, cx: &mut Context<'_>, retries_possible: bool) -> Poll<u32> {
         loop {
@@ -141,63 +143,47 @@ where
         }
     }
 
-    fn attempt(&mut self, attempt: Attempt) -> TowerAttempt<Svc, B> {
-        let last = attempt.number >= self.max_attempts;
-        let request = self.request(attempt.number).map(|mut request| {
-            request.extensions_mut().insert(attempt);
-            request
-        });
-        let ready = std::mem::take(&mut self.first);
-        let service = if last {
-            self.service.take()
-        } else if ready {
-            let clone = self.service.clone();
-            std::mem::replace(&mut self.service, clone)
-        } else {
-            self.service.clone()
-        };
-        TowerAttempt::Ready {
-            call: service.zip(request),
-            ready,
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Svc::Error>> {
+        if self.ready {
+            return Poll::Ready(Ok(()));
         }
-    }
-}
-
-pin_project! {
-    /// One attempt: the service made ready (but for the first, which the caller made ready),
-    /// then called.
-    #[project = AttemptProj]
-    pub(crate) enum TowerAttempt<Svc: Service<Request<RetryBody<B>>>, B: Body> {
-        Ready { call: Option<(Svc, Request<RetryBody<B>>)>, ready: bool },
-        Calling { #[pin] future: Svc::Future },
-    }
-}
-
-impl<Svc, B> Future for TowerAttempt<Svc, B>
-where
-    Svc: Service<Request<RetryBody<B>>>,
-    B: Body,
-{
-    type Output = Result<Svc::Response, Svc::Error>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        loop {
-            match self.as_mut().project() {
-                AttemptProj::Ready { call, ready } => {
-                    // The run allows no attempt after the last, for which the request and the
-                    // service were moved rather than copied (`Run::limit_attempts`).
-                    const MOVED: &str = "an attempt after the request's last";
-                    if !*ready {
-                        let (service, _) = call.as_mut().expect(MOVED);
-                        ready!(service.poll_ready(cx))?;
-                    }
-                    let (mut service, request) = call.take().expect(MOVED);
-                    let future = service.call(request);
-                    self.set(Self::Calling { future });
-                }
-                AttemptProj::Calling { future } => return future.poll(cx),
+        let Some(service) = self.service.as_mut() else {
+            // No attempt follows the last, for which the service was moved.
+            return Poll::Ready(Ok(()));
+        };
+        match ready!(service.poll_ready(cx)) {
+            Ok(()) => {
+                self.ready = true;
+                Poll::Ready(Ok(()))
+            }
+            Err(error) => {
+                // tower's contract: a service whose readiness failed is not to be used again.
+                self.service = None;
+                Poll::Ready(Err(error))
             }
         }
+    }
+
+    fn attempt(&mut self, attempt: Attempt) -> Svc::Future {
+        // The run allows no attempt after the last, for which the request and the service were
+        // moved rather than copied (`Run::limit_attempts`), and the driver begins an attempt
+        // only once `poll_ready` has made the service ready.
+        const MOVED: &str = "an attempt after the request's last";
+        let last = attempt.number >= self.max_attempts;
+        let mut request = self.request(attempt.number).expect(MOVED);
+        request.extensions_mut().insert(attempt);
+        let mut service = if last {
+            self.service.take().expect(MOVED)
+        } else {
+            // The ready instance goes with this attempt; its clone, not ready, waits for the
+            // next.
+            let ready = self.service.as_ref().expect(MOVED);
+            let clone = ready.clone();
+            self.service.replace(clone).expect(MOVED)
+        };
+        debug_assert!(self.ready, "an attempt on a service that is not ready");
+        self.ready = false;
+        service.call(request)
     }
 }
 

@@ -68,10 +68,17 @@
 //!   and the inner service's most recent error, if an attempt ended in one. An error from the
 //!   inner service's `poll_ready`, before the request is handed over, is a `RetryError` with no
 //!   attempt and [`StopReason::NotRetryable`]: tower treats a service whose readiness failed as
-//!   unusable.
+//!   unusable. The same holds for the clone each later attempt is made on: it is made ready
+//!   after the wait, under the deadline, and if that fails, the instance is dropped without
+//!   being called, the run ends with the readiness error and [`StopReason::NotRetryable`]
+//!   (whatever the error classifier would say: a clone usually shares what failed), and the
+//!   retry the budget granted goes back to it. A request dropped during a wait gives its
+//!   retry back too.
 //!
 //! Each attempt's request carries its [`Attempt`](stagger_core::engine::Attempt) as an
-//! extension: its number and the time left before the deadline, to propagate downstream.
+//! extension: its number and the time left before the deadline, to propagate downstream. It
+//! is stamped when the request is handed to the inner service, once that is ready, so a
+//! service slow to get ready does not make the request claim time it no longer has.
 //!
 //! # Runtime
 //!
