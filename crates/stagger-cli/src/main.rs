@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod flags;
+mod limits;
 mod plot;
 mod render;
 mod scoreboard_md;

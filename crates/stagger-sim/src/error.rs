@@ -20,6 +20,12 @@ pub enum SimError {
         /// The limit.
         limit: String,
     },
+    /// The run was stopped once it had processed more than this many events (see
+    /// [`Workload::run_within`](crate::Workload::run_within)).
+    EventLimit {
+        /// The limit.
+        limit: u64,
+    },
     /// No workload has this name.
     UnknownWorkload(String),
     /// The workload does not use this parameter.
@@ -39,7 +45,7 @@ impl SimError {
     pub fn param(&self) -> Option<&'static str> {
         match self {
             Self::Invalid { param, .. } => Some(param),
-            Self::TooLarge { .. } => None,
+            Self::TooLarge { .. } | Self::EventLimit { .. } => None,
             Self::UnknownWorkload(_) => Some("workload"),
             Self::NotApplicable { param, .. } => Some(param),
             Self::Config(e) => e.param(),
@@ -52,6 +58,9 @@ impl fmt::Display for SimError {
         match self {
             Self::Invalid { param, allowed } => write!(f, "{param} must be {allowed}"),
             Self::TooLarge { what, limit } => write!(f, "{what} exceeds the limit of {limit}"),
+            Self::EventLimit { limit } => {
+                write!(f, "the run was stopped after {limit} events")
+            }
             Self::UnknownWorkload(name) => write!(
                 f,
                 "unknown workload `{name}`; the workloads are: {}",

@@ -10,12 +10,20 @@
 //!
 //! Each canonical workload lives in its own module under [`workload`], whose documentation
 //! states its model and its source.
+//!
+//! Before a run, [`Workload::estimate`] works out what it will cost, the events it will process
+//! and the memory it will hold at its peak, from the same parameters the run allocates for (see
+//! [`estimate`]); [`Workload::run_within`] stops a run that processes more events than a
+//! caller allows. Memory follows what a run must hold at once, not its length: requests are
+//! freed when they end, the peak retry share is counted as the retries come where they come in
+//! time order, and the herd, whose clients do not interact, runs one client at a time.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod dist;
 pub mod error;
+pub mod estimate;
 pub mod metrics;
 pub mod queue;
 pub mod scoreboard;
@@ -23,6 +31,7 @@ pub mod strategy;
 pub mod workload;
 
 pub use error::SimError;
+pub use estimate::Estimate;
 pub use metrics::{Metrics, ResultRow};
 pub use strategy::{SimPolicy, Strategy};
 pub use workload::{Overrides, Workload, WorkloadKind};

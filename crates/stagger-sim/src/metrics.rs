@@ -1,6 +1,6 @@
 //! What a run measures, and the result row it reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use hdrhistogram::Histogram;
 use serde::Serialize;
@@ -9,6 +9,13 @@ use stagger_core::engine::StopReason;
 use crate::queue::Nanos;
 
 /// Counters and samples collected during one run of one strategy.
+///
+/// The peak retry share needs the time of every retry. A run that records its attempts in
+/// time order ([`Metrics::new`]: every workload driven by an [`EventQueue`]) keeps only the
+/// retries of the last window; one that records them out of order ([`Metrics::unordered`])
+/// keeps them all, [`Metrics::STORED_RETRY_BYTES`] each, and sorts them at the end.
+///
+/// [`EventQueue`]: crate::queue::EventQueue
 #[derive(Debug)]
 pub struct Metrics {
     /// Requests started (first attempts made or refused).
@@ -17,8 +24,10 @@ pub struct Metrics {
     pub attempts: u64,
     /// Requests that succeeded.
     pub successes: u64,
-    /// When each retry was sent.
-    pub retry_times: Vec<Nanos>,
+    /// Retries sent (attempts after the first).
+    pub retries: u64,
+    /// The retries' times, for the peak window share.
+    retry_times: RetryTimes,
     /// Latency of successful requests, in microseconds.
     pub latency_us: Histogram<u64>,
     /// Requests given up, by reason.
@@ -27,34 +36,111 @@ pub struct Metrics {
     pub events: u64,
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
-        Self::new()
-    }
+/// How the peak window share is measured.
+#[derive(Debug)]
+enum RetryTimes {
+    /// Retries come in time order: the busiest window so far, and the retries of the last
+    /// window.
+    Ordered {
+        window: Nanos,
+        recent: VecDeque<Nanos>,
+        busiest: usize,
+    },
+    /// Retries come in any order: all of their times.
+    Unordered { window: Nanos, times: Vec<Nanos> },
 }
 
 impl Metrics {
-    /// Empty metrics.
+    /// The memory each retry takes in [`Metrics::unordered`] metrics, and each retry of one
+    /// window in ordered ones.
+    pub const STORED_RETRY_BYTES: usize = size_of::<Nanos>();
+
+    /// The memory of empty metrics, outside the struct itself: the latency histogram's
+    /// counters (its range and precision are fixed).
     #[must_use]
-    pub fn new() -> Self {
+    pub fn fixed_bytes() -> usize {
+        Self::histogram().distinct_values() * size_of::<u64>()
+    }
+
+    /// Empty metrics for a run that records attempts in time order (as an
+    /// [`EventQueue`](crate::queue::EventQueue) pops them), measuring the peak retry share
+    /// over windows of `window` nanoseconds as the retries come.
+    ///
+    /// # Panics
+    ///
+    /// In debug builds, [`Metrics::attempt`] panics if a retry is recorded before an earlier
+    /// one.
+    #[must_use]
+    pub fn new(window: Nanos) -> Self {
+        Self::with(RetryTimes::Ordered {
+            window,
+            recent: VecDeque::new(),
+            busiest: 0,
+        })
+    }
+
+    /// Empty metrics for a run that may record attempts out of time order: every retry's time
+    /// is kept, with room reserved for `retries` of them.
+    #[must_use]
+    pub fn unordered(window: Nanos, retries: usize) -> Self {
+        Self::with(RetryTimes::Unordered {
+            window,
+            times: Vec::with_capacity(retries),
+        })
+    }
+
+    fn with(retry_times: RetryTimes) -> Self {
         Self {
             first_tries: 0,
             attempts: 0,
             successes: 0,
-            retry_times: Vec::new(),
-            // Microseconds up to about 12 days, 3 significant digits; these bounds are valid.
-            latency_us: Histogram::new_with_bounds(1, 1 << 40, 3)
-                .expect("constant histogram bounds are valid"),
+            retries: 0,
+            retry_times,
+            latency_us: Self::histogram(),
             give_ups: BTreeMap::new(),
             events: 0,
         }
     }
 
+    fn histogram() -> Histogram<u64> {
+        // Microseconds up to about 12 days, 3 significant digits; these bounds are valid.
+        Histogram::new_with_bounds(1, 1 << 40, 3).expect("constant histogram bounds are valid")
+    }
+
     /// An attempt was sent at `at`; `number` 1 is the first try.
+    #[inline]
     pub fn attempt(&mut self, at: Nanos, number: u32) {
         self.attempts += 1;
         if number > 1 {
-            self.retry_times.push(at);
+            self.retries += 1;
+            match &mut self.retry_times {
+                RetryTimes::Ordered {
+                    window,
+                    recent,
+                    busiest,
+                } => {
+                    debug_assert!(recent.back().is_none_or(|&last| last <= at));
+                    recent.push_back(at);
+                    while recent
+                        .front()
+                        .is_some_and(|&t| at.saturating_sub(t) >= *window)
+                    {
+                        recent.pop_front();
+                    }
+                    *busiest = (*busiest).max(recent.len());
+                }
+                RetryTimes::Unordered { times, .. } => times.push(at),
+            }
+        }
+    }
+
+    /// The times of the retries, in the order they were recorded, if these metrics keep them
+    /// ([`Metrics::unordered`]).
+    #[must_use]
+    pub fn retry_times(&self) -> Option<&[Nanos]> {
+        match &self.retry_times {
+            RetryTimes::Unordered { times, .. } => Some(times),
+            RetryTimes::Ordered { .. } => None,
         }
     }
 
@@ -74,38 +160,44 @@ impl Metrics {
         *self.give_ups.entry(reason.name()).or_default() += 1;
     }
 
-    /// The largest share of all retries sent within any window of `window` nanoseconds.
+    /// The largest share of all retries sent within any one window (the window these metrics
+    /// were made with).
     #[must_use]
-    pub fn peak_window_share(&mut self, window: Nanos) -> f64 {
-        let times = &mut self.retry_times;
-        if times.is_empty() {
+    pub fn peak_window_share(&mut self) -> f64 {
+        if self.retries == 0 {
             return 0.0;
         }
-        times.sort_unstable();
-        let (mut start, mut best) = (0, 0);
-        for end in 0..times.len() {
-            while times[end] - times[start] >= window {
-                start += 1;
+        let busiest = match &mut self.retry_times {
+            RetryTimes::Ordered { busiest, .. } => *busiest,
+            RetryTimes::Unordered { window, times } => {
+                times.sort_unstable();
+                let (mut start, mut best) = (0, 0);
+                for end in 0..times.len() {
+                    while times[end] - times[start] >= *window {
+                        start += 1;
+                    }
+                    best = best.max(end - start + 1);
+                }
+                best
             }
-            best = best.max(end - start + 1);
-        }
-        best as f64 / times.len() as f64
+        };
+        busiest as f64 / self.retries as f64
     }
 
     /// The result row for strategy `policy` (+ `budget`), with the common metrics filled in.
-    pub fn row(&mut self, policy: String, budget: Option<String>, window: Nanos) -> ResultRow {
+    pub fn row(&mut self, policy: String, budget: Option<String>) -> ResultRow {
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         let percentile = |h: &Histogram<u64>, q: f64| {
             (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1_000.0)
         };
-        let retries = self.retry_times.len() as u64;
+        let retries = self.retries;
         ResultRow {
             policy,
             budget,
             success_rate: ratio(self.successes, self.first_tries),
             load: ratio(self.attempts, self.first_tries),
             retries_per_success: (self.successes > 0).then(|| ratio(retries, self.successes)),
-            peak_window_share: self.peak_window_share(window),
+            peak_window_share: self.peak_window_share(),
             p50_ms: percentile(&self.latency_us, 0.5),
             p99_ms: percentile(&self.latency_us, 0.99),
             first_tries: self.first_tries,
@@ -177,13 +269,62 @@ pub struct ResultRow {
 mod tests {
     use super::*;
 
+    fn retries(metrics: &mut Metrics, times: &[Nanos]) {
+        for &t in times {
+            metrics.attempt(t, 2);
+        }
+    }
+
     #[test]
     fn peak_window_share_counts_the_busiest_window() {
-        let mut m = Metrics::new();
-        for t in [0, 1, 2, 100, 101, 300] {
-            m.retry_times.push(t);
+        let times = [0, 1, 2, 100, 101, 300];
+        for (window, share) in [
+            (10, 0.5),
+            (1_000, 1.0),
+            (1, 1.0 / 6.0),
+            (100, 0.5),
+            (101, 4.0 / 6.0),
+            (102, 5.0 / 6.0),
+        ] {
+            let mut ordered = Metrics::new(window);
+            retries(&mut ordered, &times);
+            assert_eq!(ordered.peak_window_share(), share, "window {window}");
+            let mut unordered = Metrics::unordered(window, 0);
+            let mut shuffled = times;
+            shuffled.reverse();
+            retries(&mut unordered, &shuffled);
+            assert_eq!(unordered.peak_window_share(), share, "window {window}");
         }
-        assert_eq!(m.peak_window_share(10), 0.5);
-        assert_eq!(m.peak_window_share(1_000), 1.0);
+    }
+
+    #[test]
+    fn streaming_and_sorting_agree_on_ties_and_random_times() {
+        use stagger_core::{Rng, SeededRng};
+        let mut rng = SeededRng::new(4);
+        let mut times: Vec<Nanos> = (0..5_000).map(|_| rng.next_u64() % 20_000).collect();
+        times.extend([7_000; 40]);
+        let mut sorted = times.clone();
+        sorted.sort_unstable();
+        for window in [1, 3, 50, 1_000, 30_000] {
+            let mut ordered = Metrics::new(window);
+            retries(&mut ordered, &sorted);
+            let mut unordered = Metrics::unordered(window, times.len());
+            retries(&mut unordered, &times);
+            assert_eq!(ordered.peak_window_share(), unordered.peak_window_share());
+            assert_eq!(
+                unordered.retry_times().map(<[Nanos]>::len),
+                Some(times.len())
+            );
+            assert_eq!(ordered.retry_times(), None);
+        }
+    }
+
+    #[test]
+    fn first_tries_are_not_retries() {
+        let mut m = Metrics::new(10);
+        m.attempt(0, 1);
+        m.attempt(5, 1);
+        assert_eq!((m.attempts, m.retries), (2, 0));
+        assert_eq!(m.peak_window_share(), 0.0);
     }
 }

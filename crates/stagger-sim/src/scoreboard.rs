@@ -723,7 +723,7 @@ mod tests {
         // The spike's rows exist but carry no tail goodput: "stays collapsed" must not read
         // the absence as a collapse.
         let mut board = empty();
-        let row = Metrics::new().row("immediate".to_owned(), None, 10_000_000);
+        let row = Metrics::new(10_000_000).row("immediate".to_owned(), None);
         for label in ["no backoff", "jittered backoff"] {
             board.spike.push(labelled(label, row.clone()));
             board.ramp.push(labelled(label, row.clone()));

@@ -4,7 +4,10 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use stagger_core::budget::{AnyBudget, Budget, BudgetKind, Unlimited};
+use stagger_core::policy::AnyPolicy;
 use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, Rng, SeededRng};
+
+use crate::estimate::block;
 
 /// A policy as the simulator runs it: one of the catalog's, or a published variant that the
 /// catalog deliberately does not offer.
@@ -40,20 +43,51 @@ impl SimPolicy {
     ///
     /// The catalog configuration's error, if it is invalid.
     pub fn build(&self, rng: SeededRng) -> Result<Box<dyn Policy>, stagger_core::ConfigError> {
+        Ok(Box::new(self.running(rng)?))
+    }
+
+    /// A running policy drawing from `rng`, held by value: what a simulated request keeps,
+    /// with no allocation of its own.
+    pub(crate) fn running(
+        &self,
+        rng: SeededRng,
+    ) -> Result<RunningPolicy, stagger_core::ConfigError> {
         Ok(match *self {
-            Self::Catalog(config) => Box::new(config.build(rng)?),
-            Self::AwsDecorrelatedClamped { base, cap } => Box::new(ClampedDecorrelated {
-                base: base.as_secs_f64(),
-                cap: cap.as_secs_f64(),
-                sleep: base.as_secs_f64(),
-                rng,
-            }),
+            Self::Catalog(config) => RunningPolicy::Catalog(config.build(rng)?),
+            Self::AwsDecorrelatedClamped { base, cap } => {
+                RunningPolicy::Clamped(ClampedDecorrelated {
+                    base: base.as_secs_f64(),
+                    cap: cap.as_secs_f64(),
+                    sleep: base.as_secs_f64(),
+                    rng,
+                })
+            }
         })
     }
 }
 
+/// A running [`SimPolicy`].
+#[derive(Debug)]
+pub(crate) enum RunningPolicy {
+    /// A catalog policy.
+    Catalog(AnyPolicy<SeededRng>),
+    /// The 2015 simulator's clamped decorrelated jitter.
+    Clamped(ClampedDecorrelated),
+}
+
+impl Policy for RunningPolicy {
+    #[inline]
+    fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
+        match self {
+            Self::Catalog(policy) => policy.next_delay(attempt, failure),
+            Self::Clamped(policy) => policy.next_delay(attempt, failure),
+        }
+    }
+}
+
 /// The 2015 simulator's decorrelated jitter, clamped after the draw, with no attempt limit.
-struct ClampedDecorrelated {
+#[derive(Debug)]
+pub(crate) struct ClampedDecorrelated {
     base: f64,
     cap: f64,
     sleep: f64,
@@ -108,6 +142,22 @@ impl Strategy {
             .then(|| Rc::new(Unlimited) as Rc<dyn Budget>)
     }
 
+    /// The memory one budget of `Strategy::client_budget` takes on the heap: its
+    /// reference-counted block and, for the budgets that count over a sliding window, the
+    /// window's slots.
+    #[must_use]
+    pub(crate) fn budget_bytes(&self) -> u64 {
+        // An `Rc`'s block holds the strong and weak counts before the value.
+        let counts = 2 * size_of::<usize>();
+        match self.budget {
+            None => block(counts + size_of::<Unlimited>()),
+            Some(kind) => {
+                block(counts + size_of::<AnyBudget>())
+                    + block(window_slots(kind) * size_of::<[u64; 2]>())
+            }
+        }
+    }
+
     /// A new client's budget, drawing (for `sre-adaptive`) from `rng`.
     pub(crate) fn client_budget(&self, rng: SeededRng) -> Rc<dyn Budget> {
         match self.budget {
@@ -117,6 +167,48 @@ impl Strategy {
                 Err(_) => Rc::new(Unlimited),
             },
             None => Rc::new(Unlimited),
+        }
+    }
+}
+
+/// The memory of each client's budget where clients share one "no budget"
+/// ([`Strategy::shared_unlimited`]) and each holds its own otherwise.
+pub(crate) fn client_budget_bytes(strategy: &Strategy) -> f64 {
+    if strategy.budget.is_some() {
+        strategy.budget_bytes() as f64
+    } else {
+        0.0
+    }
+}
+
+/// The slots of the sliding window a budget counts over at its published defaults, each two
+/// counters (stagger-core's `budget::window`, whose slot counts are not public; the tests check
+/// these against each budget's `Debug` form).
+fn window_slots(kind: BudgetKind) -> usize {
+    match kind {
+        // Ten slots of its 10-second TTL.
+        BudgetKind::Finagle => 10,
+        // 120 slots of its two-minute window.
+        BudgetKind::SreAdaptive => 120,
+        // Token buckets and the throttle keep counters; the default breaker counts since
+        // creation.
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_window_slots_are_the_budgets_own() {
+        for kind in BudgetKind::ALL {
+            let budget = AnyBudget::new(kind, SeededRng::new(1)).expect("published defaults");
+            let text = format!("{budget:?}");
+            // An empty window prints each slot as `[0, 0]`, and its totals once more.
+            let empty = text.matches("[0, 0]").count();
+            let slots = window_slots(kind);
+            assert_eq!(empty, slots + usize::from(slots > 0), "{kind}: {text}");
         }
     }
 }

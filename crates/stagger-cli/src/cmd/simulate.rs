@@ -7,10 +7,11 @@ use clap::ValueEnum;
 use serde::Serialize;
 use stagger_core::budget::BudgetKind;
 use stagger_core::{AnyConfig, Clock, MonotonicClock, Preset};
-use stagger_sim::{Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
+use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
 use crate::cmd::schedule::Overrides as PolicyOverrides;
 use crate::flags::{self, Failure};
+use crate::limits::{self, Bytes, Count, MemoryLimit};
 use crate::render::{self, Table};
 
 /// Flags of `stagger simulate`.
@@ -55,7 +56,23 @@ pub(crate) struct Args {
     retry_after: Option<Duration>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
-    /// Report the events processed, events per second and peak memory on stderr.
+    /// Refuse, before it starts, a run estimated to need more memory than this, such as
+    /// 2GiB or 512MB (default: 85% of the smaller of the address-space limit and the
+    /// machine's memory).
+    #[arg(long, value_name = "SIZE", value_parser = limits::size, allow_hyphen_values = true)]
+    max_memory: Option<u64>,
+    /// Refuse, before it starts, a run estimated to process more events than this, such as
+    /// 2e7; a run that passes twice its estimate is stopped.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = limits::events,
+        default_value_t = limits::DEFAULT_MAX_EVENTS,
+        allow_hyphen_values = true
+    )]
+    max_events: u64,
+    /// Report the estimated events and memory, and the events processed, events per second
+    /// and peak memory, on stderr.
     #[arg(long)]
     stats: bool,
     /// Write a plot: retries over time (herd) or goodput per second (spike, ramp).
@@ -158,24 +175,45 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         .iter()
         .map(|name| strategy(name, &args.policy_overrides, budget))
         .collect::<Result<Vec<_>, _>>()?;
+    let plotting = args.plot.is_some();
+    let (estimates, total) = estimate(workload, &overrides, &strategies, plotting)?;
+    let process = limits::process_bytes();
+    let memory = MemoryLimit::new(args.max_memory);
+    check_limits(total, process, &memory, args.max_events)?;
     let clock = MonotonicClock::starting_now();
     let results = strategies
         .iter()
-        .map(|s| workload.run(&overrides, s, args.seed))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sim_failure)?;
+        .zip(&estimates)
+        .map(|(s, e)| {
+            workload
+                .run_within(&overrides, s, args.seed, stop_after(e))
+                .map_err(|err| run_failure(err, e))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     if args.stats {
         let seconds = clock.now().since_origin().as_secs_f64();
         let events: u64 = results.iter().map(|r| r.events).sum();
+        let plots = if plotting {
+            " (and as many again for the plot)"
+        } else {
+            ""
+        };
+        let peak = limits::peak_resident_bytes()
+            .map_or_else(|| "unknown".to_owned(), |b| Bytes(b).to_string());
         eprintln!(
-            "{events} events in {seconds:.3} s: {:.0} events/s; peak memory {}",
+            "estimated: {} events{plots}, {} of memory (the run's data {}, the process {}); \
+             measured: {events} events in {seconds:.3} s ({:.0} events/s), peak memory {peak}; \
+             limits: {memory}, --max-events {}",
+            estimates.iter().map(|e| e.events).sum::<u64>(),
+            Bytes(total.bytes.saturating_add(process)),
+            Bytes(total.bytes),
+            Bytes(process),
             events as f64 / seconds.max(1e-9),
-            peak_memory().unwrap_or_else(|| "unknown".to_owned())
+            Count(args.max_events),
         );
     }
     if let Some(path) = &args.plot {
-        let lines =
-            plot_lines(workload, &overrides, &strategies, args.seed).map_err(sim_failure)?;
+        let lines = plot_lines(workload, &overrides, &strategies, &estimates, args.seed)?;
         let (title, x, y) = match workload {
             WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
             _ => ("goodput per second", "time (s)", "successes/s"),
@@ -216,8 +254,9 @@ fn plot_lines(
     workload: WorkloadKind,
     overrides: &Overrides,
     strategies: &[Strategy],
+    estimates: &[Estimate],
     seed: u64,
-) -> Result<crate::plot::Lines, SimError> {
+) -> Result<crate::plot::Lines, Failure> {
     use stagger_sim::Workload;
     use stagger_sim::workload::herd::Herd;
     use stagger_sim::workload::spike::{Ramp, Spike};
@@ -228,30 +267,34 @@ fn plot_lines(
         Ok(w)
     }
     let mut lines = Vec::new();
-    for s in strategies {
+    for (s, e) in strategies.iter().zip(estimates) {
         let label = match s.budget {
             Some(b) => format!("{} + {b}", s.policy.name()),
             None => s.policy.name(),
         };
-        let points: Vec<(f64, f64)> = match workload {
-            WorkloadKind::Herd => configured::<Herd>(overrides)?
-                .retry_histogram(s, seed, Duration::from_millis(10), Duration::from_secs(30))?
-                .into_iter()
-                .enumerate()
-                .map(|(i, c)| (i as f64 * 0.01, c as f64))
-                .collect(),
-            WorkloadKind::Spike => {
-                series(configured::<Spike>(overrides)?.simulate(s, seed)?.goodput)
-            }
-            WorkloadKind::Ramp => series(configured::<Ramp>(overrides)?.simulate(s, seed)?.goodput),
-            _ => {
-                return Err(SimError::Invalid {
-                    param: "plot",
-                    allowed: "used with herd, spike or ramp (stagger bench plots the others)",
-                });
-            }
+        let within = stop_after(e);
+        let points: Result<Vec<(f64, f64)>, SimError> = match workload {
+            // The herd stops at its own limits, which its run has just passed.
+            WorkloadKind::Herd => configured::<Herd>(overrides).and_then(|herd| {
+                Ok(herd
+                    .retry_histogram(s, seed, Duration::from_millis(10), Duration::from_secs(30))?
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, c)| (i as f64 * 0.01, c as f64))
+                    .collect())
+            }),
+            WorkloadKind::Spike => configured::<Spike>(overrides)
+                .and_then(|w| w.simulate_within(s, seed, within))
+                .map(|t| series(t.goodput)),
+            WorkloadKind::Ramp => configured::<Ramp>(overrides)
+                .and_then(|w| w.simulate_within(s, seed, within))
+                .map(|t| series(t.goodput)),
+            _ => Err(SimError::Invalid {
+                param: "plot",
+                allowed: "used with herd, spike or ramp (stagger bench plots the others)",
+            }),
         };
-        lines.push((label, points));
+        lines.push((label, points.map_err(|err| run_failure(err, e))?));
     }
     Ok(lines)
 }
@@ -264,11 +307,78 @@ fn series(values: Vec<u64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// The process's peak resident memory, from Linux's `/proc/self/status`.
-fn peak_memory() -> Option<String> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    Some(line.trim_start_matches("VmHWM:").trim().to_owned())
+/// Each strategy's estimate, and the whole command's: the runs one after the other (and,
+/// with a plot, each run again for it).
+fn estimate(
+    workload: WorkloadKind,
+    overrides: &Overrides,
+    strategies: &[Strategy],
+    plotting: bool,
+) -> Result<(Vec<Estimate>, Estimate), Failure> {
+    let estimates = strategies
+        .iter()
+        .map(|s| workload.estimate(overrides, s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(sim_failure)?;
+    let total = estimates.iter().fold(Estimate::default(), |sum, e| {
+        let sum = sum.then(*e);
+        if plotting { sum.then(*e) } else { sum }
+    });
+    Ok((estimates, total))
+}
+
+/// Refuses, with one line, a command whose estimate passes a limit.
+fn check_limits(
+    total: Estimate,
+    process: u64,
+    memory: &MemoryLimit,
+    max_events: u64,
+) -> Result<(), Failure> {
+    let needed = total.bytes.saturating_add(process);
+    if let Some(limit) = memory.bytes
+        && needed > limit
+    {
+        return Err(Failure::Usage(format!(
+            "the run would need about {} of memory ({} estimated for its data, {} for the \
+             process), more than {memory}: use fewer clients, a lower rate or a shorter \
+             duration, or raise --max-memory",
+            Bytes(needed),
+            Bytes(total.bytes),
+            Bytes(process),
+        )));
+    }
+    if total.events > max_events {
+        return Err(Failure::Usage(format!(
+            "the run would process about {} events (estimated), more than --max-events {}: \
+             use fewer clients, a lower rate or a shorter duration, or raise --max-events",
+            Count(total.events),
+            Count(max_events),
+        )));
+    }
+    Ok(())
+}
+
+/// The events after which a run is stopped: twice its estimate, so that no run takes much
+/// longer than it was estimated to (a small run gets some room for chance).
+fn stop_after(estimate: &Estimate) -> u64 {
+    estimate.events.saturating_mul(2).saturating_add(STOP_ROOM)
+}
+
+/// The events any run may process past twice its estimate.
+const STOP_ROOM: u64 = 10_000;
+
+/// A failure of a run: its parameters', or the stop at [`stop_after`].
+fn run_failure(err: SimError, estimate: &Estimate) -> Failure {
+    match err {
+        SimError::EventLimit { limit } => Failure::Usage(format!(
+            "the run was stopped after {} events, twice its estimate of {}: this strategy does \
+             more than the estimate models (a budget that refuses first attempts, on serial \
+             clients, starts a new request at once)",
+            Count(limit),
+            Count(estimate.events),
+        )),
+        other => sim_failure(other),
+    }
 }
 
 const COLUMNS: [&str; 10] = [

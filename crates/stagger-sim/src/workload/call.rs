@@ -4,16 +4,16 @@ use std::rc::Rc;
 
 use stagger_core::budget::Budget;
 use stagger_core::engine::{Run, Settings};
-use stagger_core::{Failure, Policy, SeededRng, Timestamp};
+use stagger_core::{Failure, SeededRng, Timestamp};
 
 use crate::error::SimError;
 use crate::metrics::Metrics;
 use crate::queue::{Nanos, nanos};
-use crate::strategy::Strategy;
+use crate::strategy::{RunningPolicy, Strategy};
 
-/// A request in flight: its engine run and when it started.
+/// A request in flight: its engine run, which holds its running policy, and when it started.
 pub(crate) struct Call {
-    run: Run<Box<dyn Policy>, Rc<dyn Budget>>,
+    run: Run<RunningPolicy, Rc<dyn Budget>>,
     started: Nanos,
 }
 
@@ -30,6 +30,12 @@ fn at(ns: Nanos) -> Timestamp {
 }
 
 impl Call {
+    /// The memory one call takes, wherever its owner keeps it; its policy is inside. Its
+    /// budget is shared, or counted by its client.
+    pub(crate) const fn bytes() -> u64 {
+        size_of::<Self>() as u64
+    }
+
     /// A request of `strategy` starting at `now`, with its own generator and its client's
     /// budget.
     pub(crate) fn start(
@@ -39,7 +45,7 @@ impl Call {
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
-        let policy = strategy.policy.build(rng)?;
+        let policy = strategy.policy.running(rng)?;
         Ok(Self {
             run: Run::with_budget(policy, budget, options, at(now)),
             started: now,

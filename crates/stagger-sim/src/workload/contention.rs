@@ -85,9 +85,10 @@ use stagger_core::engine::Settings;
 use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_window};
+use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::Delay;
 use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, count, grown};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{Nanos, nanos};
 use crate::strategy::{SimPolicy, Strategy};
@@ -441,11 +442,50 @@ impl Workload for Contention {
         Ok(())
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+    /// A round makes at most `clients x (clients + 1) / 2` writes (the `k`-th client to
+    /// commit fails at most once per earlier commit), and at most the policy's attempts per
+    /// client: the `k`-th makes at most `min(k, max_attempts)`. How much less backoff makes
+    /// them is what the workload measures, so the estimate is this bound: about twice the
+    /// writes without backoff, and several times those of a jittered backoff (each write is one
+    /// event). Memory is every client's call, read time and leaf of the winner tree, and the
+    /// time of every retry of every round, kept for the peak share (rounds overlap in time).
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        let plan = Plan::new(strategy);
+        let c = self.clients as f64;
+        let n = plan.max_attempts as f64;
+        // sum_{k=1..c} min(k, n)
+        let per_round = if n >= c {
+            c * (c + 1.0) / 2.0
+        } else {
+            n * (n + 1.0) / 2.0 + (c - n) * n
+        };
+        let rounds = f64::from(self.rounds);
+        let writes = per_round * rounds;
+        let retries = (writes - c * rounds).max(0.0);
+        let leaves = (self.clients as usize).next_power_of_two().max(2) as f64;
+        let bytes = c
+            * (Call::bytes() as f64 + strategy.budget_bytes() as f64 + size_of::<Nanos>() as f64)
+            + 2.0 * leaves * size_of::<[u64; 2]>() as f64
+            + grown(retries) * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::fixed_bytes() as f64;
+        Estimate {
+            events: count(writes),
+            bytes: count(bytes),
+        }
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
         self.validate()?;
         let clients = self.clients as usize;
         let mut world = SeededRng::new(seed);
-        let mut metrics = Metrics::new();
+        // Every round starts at time zero, so the retries of all rounds overlap in time and
+        // are kept, out of order.
+        let mut metrics = Metrics::unordered(nanos(self.window), 0);
         let zig = Ziggurat::new();
         // Reused from round to round.
         let mut calls: Vec<Call> = Vec::with_capacity(clients);
@@ -471,6 +511,7 @@ impl Workload for Contention {
             while let Some((now, c)) = pending.first() {
                 writes += 1;
                 metrics.events += 1;
+                check_events(metrics.events, max_events)?;
                 let answered = now.saturating_add(net.hop());
                 // The version is unchanged if no write committed since the read saw it.
                 let result = if committed.is_none_or(|t| t <= read_at[c]) {
@@ -496,7 +537,6 @@ impl Workload for Contention {
         let mut row = metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),
-            nanos(self.window),
         );
         row.writes_per_round = Some(writes as f64 / rounds);
         row.completion_ms = Some(completion_sum as f64 / 1e6 / rounds);

@@ -7,6 +7,7 @@ pub mod herd;
 pub mod open_loop;
 pub mod outage;
 pub mod serial;
+mod slots;
 pub mod spike;
 
 use std::fmt;
@@ -14,6 +15,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::error::SimError;
+use crate::estimate::Estimate;
 use crate::metrics::ResultRow;
 use crate::strategy::Strategy;
 
@@ -120,12 +122,44 @@ pub trait Workload: Default {
     /// A [`SimError`] naming the parameter.
     fn validate(&self) -> Result<(), SimError>;
 
-    /// Runs `strategy`, every generator derived from `seed`.
+    /// What a run of `strategy` will cost: the events it processes and the memory its data
+    /// holds at the peak, worked out from the parameters without running it (see
+    /// [`estimate`](crate::estimate)). The parameters should be valid
+    /// ([`Workload::validate`]); the figures of invalid ones mean nothing.
+    fn estimate(&self, strategy: &Strategy) -> Estimate;
+
+    /// Runs `strategy`, every generator derived from `seed`, and stops it with
+    /// [`SimError::EventLimit`] once it has processed more than `max_events` events.
+    ///
+    /// # Errors
+    ///
+    /// The parameters' or the policy's [`SimError`], or [`SimError::EventLimit`].
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError>;
+
+    /// Runs `strategy`, every generator derived from `seed`, with no limit but the
+    /// workload's own.
     ///
     /// # Errors
     ///
     /// The parameters' or the policy's [`SimError`].
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError>;
+    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+        self.run_within(strategy, seed, u64::MAX)
+    }
+}
+
+/// Refuses, with [`SimError::EventLimit`], a run that has processed more than `max` events.
+#[inline]
+pub(crate) fn check_events(events: u64, max: u64) -> Result<(), SimError> {
+    if events > max {
+        Err(SimError::EventLimit { limit: max })
+    } else {
+        Ok(())
+    }
 }
 
 /// Checks a failure probability.
@@ -242,22 +276,77 @@ impl WorkloadKind {
         strategy: &Strategy,
         seed: u64,
     ) -> Result<ResultRow, SimError> {
-        fn go<W: Workload>(o: &Overrides, s: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
-            let mut workload = W::default();
-            workload.apply(o)?;
-            workload.validate()?;
-            workload.run(s, seed)
+        self.run_within(overrides, strategy, seed, u64::MAX)
+    }
+
+    /// [`WorkloadKind::run`], stopped with [`SimError::EventLimit`] once it has processed
+    /// more than `max_events` events.
+    ///
+    /// # Errors
+    ///
+    /// A [`SimError`] for an override that does not apply, an invalid parameter or policy, or
+    /// [`SimError::EventLimit`].
+    pub fn run_within(
+        self,
+        overrides: &Overrides,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        fn go<W: Workload>(
+            o: &Overrides,
+            s: &Strategy,
+            seed: u64,
+            max: u64,
+        ) -> Result<ResultRow, SimError> {
+            configured::<W>(o)?.run_within(s, seed, max)
         }
         match self {
-            Self::Herd => go::<herd::Herd>(overrides, strategy, seed),
-            Self::Outage => go::<outage::Outage>(overrides, strategy, seed),
-            Self::Contention => go::<contention::Contention>(overrides, strategy, seed),
-            Self::OpenLoop => go::<open_loop::OpenLoop>(overrides, strategy, seed),
-            Self::Serial => go::<serial::Serial>(overrides, strategy, seed),
-            Self::Spike => go::<spike::Spike>(overrides, strategy, seed),
-            Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed),
+            Self::Herd => go::<herd::Herd>(overrides, strategy, seed, max_events),
+            Self::Outage => go::<outage::Outage>(overrides, strategy, seed, max_events),
+            Self::Contention => go::<contention::Contention>(overrides, strategy, seed, max_events),
+            Self::OpenLoop => go::<open_loop::OpenLoop>(overrides, strategy, seed, max_events),
+            Self::Serial => go::<serial::Serial>(overrides, strategy, seed, max_events),
+            Self::Spike => go::<spike::Spike>(overrides, strategy, seed, max_events),
+            Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed, max_events),
         }
     }
+
+    /// What a run of this workload at its defaults with `overrides` will cost for
+    /// `strategy` (see [`Workload::estimate`]), without running it.
+    ///
+    /// # Errors
+    ///
+    /// A [`SimError`] for an override that does not apply, an invalid parameter or policy:
+    /// the ones [`WorkloadKind::run`] would refuse up front.
+    pub fn estimate(
+        self,
+        overrides: &Overrides,
+        strategy: &Strategy,
+    ) -> Result<Estimate, SimError> {
+        fn go<W: Workload>(o: &Overrides, s: &Strategy) -> Result<Estimate, SimError> {
+            // An invalid policy is refused here, as the run would refuse it.
+            s.policy.build(stagger_core::SeededRng::new(0))?;
+            Ok(configured::<W>(o)?.estimate(s))
+        }
+        match self {
+            Self::Herd => go::<herd::Herd>(overrides, strategy),
+            Self::Outage => go::<outage::Outage>(overrides, strategy),
+            Self::Contention => go::<contention::Contention>(overrides, strategy),
+            Self::OpenLoop => go::<open_loop::OpenLoop>(overrides, strategy),
+            Self::Serial => go::<serial::Serial>(overrides, strategy),
+            Self::Spike => go::<spike::Spike>(overrides, strategy),
+            Self::Ramp => go::<spike::Ramp>(overrides, strategy),
+        }
+    }
+}
+
+/// A workload at its defaults with `overrides` applied and checked.
+fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
+    let mut workload = W::default();
+    workload.apply(overrides)?;
+    workload.validate()?;
+    Ok(workload)
 }
 
 impl fmt::Display for WorkloadKind {

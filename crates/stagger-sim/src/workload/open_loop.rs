@@ -34,15 +34,17 @@ use stagger_core::policy::{Immediate, NoRetry};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
+use super::slots::Slots;
 use super::{
-    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
-    check_window,
+    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
+    check_failure_rate, check_window,
 };
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::Strategy;
+use crate::strategy::{Strategy, client_budget_bytes};
 
 const SECOND: Nanos = 1_000_000_000;
 
@@ -117,6 +119,19 @@ pub fn analytic(retries: u32, x: f64) -> (f64, f64) {
         power *= x;
     }
     (1.0 - power, load)
+}
+
+impl OpenLoop {
+    /// The requests in flight at the peak: the arrival rate times how long a request lives.
+    fn in_flight(&self, plan: &Plan) -> f64 {
+        let rate = self.clients as f64 * self.rate / 1e9;
+        peak(rate * plan.lifetime(self.failure_rate, self.rtt.mean()))
+    }
+
+    /// The room the request table reserves: one request per client, or the estimated peak.
+    fn table_room(&self, plan: &Plan) -> usize {
+        room_for(self.in_flight(plan)).max(self.clients as usize)
+    }
 }
 
 /// One Poisson source: its generators and its budget.
@@ -198,19 +213,55 @@ impl Workload for OpenLoop {
         Ok(())
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+    /// Each arrival is one event, and each of its attempts (as many as the policy makes at
+    /// the failure rate, `sum_k x^k`) one more, each retry one more again: `2 x attempts`
+    /// per request. A budget only holds retries back. Memory is every client's generators
+    /// and budget, and the requests in flight (arrival rate x how long a request lives).
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        let plan = Plan::new(strategy);
+        let n = self.clients as f64;
+        let requests = n * self.rate * self.duration.as_secs_f64();
+        let attempts = plan.attempts(self.failure_rate);
+        let events = 2.0 * requests * attempts;
+        let in_flight = self.in_flight(&plan);
+        let retries_per_ns = requests * (attempts - 1.0) / ns(self.duration);
+        let window = peak(retries_per_ns * ns(self.window)).min(requests * attempts);
+        let bytes = n * (size_of::<Client>() as f64 + client_budget_bytes(strategy))
+            + Slots::<Request>::bytes(in_flight, self.table_room(&plan) as f64)
+            + (n + in_flight) * EventQueue::<Event>::bytes_per_pending()
+            + grown(window) * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::fixed_bytes() as f64;
+        Estimate {
+            events: count(events),
+            bytes: count(bytes),
+        }
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let end = nanos(self.duration);
         let mean_gap = SECOND as f64 / self.rate;
         let n = self.clients as usize;
         let mut clients = Vec::with_capacity(n);
-        let mut queue = EventQueue::with_capacity(2 * n);
+        let mut queue = EventQueue::new();
+        // With no budget, one "no budget" for all: it holds no state.
+        let shared = strategy.shared_unlimited();
         for c in 0..n {
             let mut arrivals = world.fork();
             let server = world.fork();
             let policies = world.fork();
-            let budget = strategy.client_budget(world.fork());
+            // Drawn whether or not there is a budget, so that the streams stay the same.
+            let budget_rng = world.fork();
+            let budget = match &shared {
+                Some(unlimited) => unlimited.clone(),
+                None => strategy.client_budget(budget_rng),
+            };
             let first = exponential(&mut arrivals, mean_gap) as Nanos;
             if first < end {
                 queue.push(first, Event::Arrival(c as u32));
@@ -222,11 +273,10 @@ impl Workload for OpenLoop {
                 budget,
             });
         }
-        let mut metrics = Metrics::new();
+        let mut metrics = Metrics::new(nanos(self.window));
         // The request table: slots are reused once a request ends, so it holds at most the
         // requests in flight at once.
-        let mut table: Vec<Option<Request>> = Vec::with_capacity(n);
-        let mut free: Vec<u32> = Vec::with_capacity(n);
+        let mut table: Slots<Request> = Slots::with_capacity(self.table_room(&Plan::new(strategy)));
         let mut events = 0u64;
         while let Some((now, event)) = queue.pop() {
             events += 1;
@@ -236,6 +286,7 @@ impl Workload for OpenLoop {
                     limit: Self::MAX_EVENTS.to_string(),
                 });
             }
+            check_events(events, max_events)?;
             match event {
                 Event::Arrival(c) => {
                     let client = &mut clients[c as usize];
@@ -262,21 +313,11 @@ impl Workload for OpenLoop {
                     ) else {
                         continue;
                     };
-                    let request = Request { call, client: c };
-                    let slot = match free.pop() {
-                        Some(slot) => {
-                            table[slot as usize] = Some(request);
-                            slot
-                        }
-                        None => {
-                            table.push(Some(request));
-                            (table.len() - 1) as u32
-                        }
-                    };
+                    let slot = table.insert(Request { call, client: c });
                     queue.push(back, Event::Answer(slot, ok));
                 }
                 Event::Send(slot) => {
-                    let Some(request) = table[slot as usize].as_mut() else {
+                    let Some(request) = table.get(slot) else {
                         continue;
                     };
                     let server = &mut clients[request.client as usize].server;
@@ -289,22 +330,16 @@ impl Workload for OpenLoop {
                         &mut metrics,
                     ) {
                         Some((back, ok)) => queue.push(back, Event::Answer(slot, ok)),
-                        None => {
-                            table[slot as usize] = None;
-                            free.push(slot);
-                        }
+                        None => table.remove(slot),
                     }
                 }
                 Event::Answer(slot, ok) => {
-                    let Some(request) = table[slot as usize].as_mut() else {
+                    let Some(request) = table.get(slot) else {
                         continue;
                     };
                     match request.call.end(now, result(ok), &mut metrics) {
                         Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
-                        Next::Done => {
-                            table[slot as usize] = None;
-                            free.push(slot);
-                        }
+                        Next::Done => table.remove(slot),
                     }
                 }
             }
@@ -313,7 +348,6 @@ impl Workload for OpenLoop {
         Ok(metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),
-            nanos(self.window),
         ))
     }
 }

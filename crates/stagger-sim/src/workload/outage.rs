@@ -24,9 +24,11 @@ use stagger_core::engine::Settings;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_window};
+use super::slots::Slots;
+use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
@@ -75,16 +77,16 @@ impl Default for Outage {
 enum Event {
     /// The next request arrives.
     Arrival,
-    /// Request `r` sends an attempt.
-    Send(usize),
-    /// Request `r`'s attempt reaches the dependency.
-    Arrive(usize),
-    /// The answer reaches request `r`: success or not.
-    Answer(usize, bool),
+    /// The request in slot `r` sends an attempt.
+    Send(u32),
+    /// The attempt of the request in slot `r` reaches the dependency.
+    Arrive(u32),
+    /// The answer reaches the request in slot `r`: success or not.
+    Answer(u32, bool),
 }
 
 impl Outage {
-    /// The most requests a run may offer (`rate` x `duration`): each is kept until the end.
+    /// The most requests a run may offer (`rate` x `duration`).
     pub const MAX_REQUESTS: f64 = 1e7;
 }
 
@@ -120,7 +122,6 @@ impl Workload for Outage {
                 allowed: "at least the outage's end plus 1 s (46 s by default) and at most a day",
             });
         }
-        // Every request is kept until the run ends.
         if self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "rate x duration",
@@ -146,7 +147,43 @@ impl Workload for Outage {
         Ok(())
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+    /// Requests before and after the outage make one attempt; one that meets it makes the
+    /// attempts its policy sends before the outage ends (with the `Retry-After` floor and
+    /// within the deadline), and one more after, if it has one left. Each attempt is three
+    /// events (sent, reaching the dependency, answered), each arrival one. The requests in
+    /// flight at the peak, at the end of the outage, are those that met it within a
+    /// request's lifetime of its end.
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        let plan = self.plan(strategy);
+        let rtt = 2.0 * self.network.mean();
+        let duration = ns(self.duration);
+        let down = ns(self.down_for).min(duration);
+        let per_ns = self.rate / 1e9;
+        let requests = self.rate * self.duration.as_secs_f64();
+        let met = plan.outage_attempts(rtt, down) * per_ns;
+        let attempts = requests - down * per_ns + met;
+        let events = requests + 1.0 + 3.0 * attempts;
+
+        let in_flight = self.in_flight(&plan);
+        let retries_per_ns = (met - down * per_ns).max(0.0) / down.max(1.0);
+        let window = peak(retries_per_ns * ns(self.window));
+        let bytes = Slots::<Request>::bytes(in_flight, room_for(in_flight) as f64)
+            + in_flight * EventQueue::<Event>::bytes_per_pending()
+            + grown(window.min(attempts)) * Metrics::STORED_RETRY_BYTES as f64
+            + strategy.budget_bytes() as f64
+            + Metrics::fixed_bytes() as f64;
+        Estimate {
+            events: count(events),
+            bytes: count(bytes),
+        }
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let mut arrivals = world.fork();
@@ -165,9 +202,11 @@ impl Workload for Outage {
         let refusal = self
             .retry_after
             .map_or(Failure::Retryable, Failure::RetryAfter);
-        let mut metrics = Metrics::new();
-        let mut calls: Vec<Call> = Vec::new();
-        let mut met = Vec::new();
+        let mut metrics = Metrics::new(nanos(self.window));
+        // The requests in flight; a slot is reused once its request is over, so memory follows
+        // the requests in flight rather than all requests.
+        let mut requests: Slots<Request> =
+            Slots::with_capacity(room_for(self.in_flight(&self.plan(strategy))));
         let (mut met_outage, mut met_succeeded, mut recovery_load) = (0u64, 0u64, 0u64);
         let mut queue = EventQueue::new();
         queue.push(
@@ -176,20 +215,14 @@ impl Workload for Outage {
         );
         while let Some((now, event)) = queue.pop() {
             metrics.events += 1;
+            check_events(metrics.events, max_events)?;
             match event {
                 Event::Arrival => {
                     if now >= end {
                         continue;
                     }
-                    let r = calls.len();
-                    calls.push(Call::start(
-                        strategy,
-                        world.fork(),
-                        budget.clone(),
-                        options,
-                        now,
-                    )?);
-                    met.push(false);
+                    let call = Call::start(strategy, world.fork(), budget.clone(), options, now)?;
+                    let r = requests.insert(Request { call, met: false });
                     metrics.first_try();
                     queue.push(now, Event::Send(r));
                     queue.push(
@@ -198,8 +231,13 @@ impl Workload for Outage {
                     );
                 }
                 Event::Send(r) => {
-                    if calls[r].begin(now, &mut metrics).is_some() {
+                    let Some(request) = requests.get(r) else {
+                        continue;
+                    };
+                    if request.call.begin(now, &mut metrics).is_some() {
                         queue.push(now + self.network.sample(&mut net), Event::Arrive(r));
+                    } else {
+                        requests.remove(r);
                     }
                 }
                 Event::Arrive(r) => {
@@ -207,8 +245,11 @@ impl Workload for Outage {
                     if (up..up + SECOND).contains(&now) {
                         recovery_load += 1;
                     }
-                    if is_down && !met[r] && calls_first(&calls[r]) {
-                        met[r] = true;
+                    let Some(request) = requests.get(r) else {
+                        continue;
+                    };
+                    if is_down && !request.met && calls_first(&request.call) {
+                        request.met = true;
                         met_outage += 1;
                     }
                     queue.push(
@@ -219,12 +260,16 @@ impl Workload for Outage {
                 Event::Answer(r, ok) => {
                     let result = if ok { Ok(()) } else { Err(refusal) };
                     let before = metrics.successes;
-                    match calls[r].end(now, result, &mut metrics) {
+                    let Some(request) = requests.get(r) else {
+                        continue;
+                    };
+                    match request.call.end(now, result, &mut metrics) {
                         Next::RetryAt(at) => queue.push(at, Event::Send(r)),
                         Next::Done => {
-                            if met[r] && metrics.successes > before {
+                            if request.met && metrics.successes > before {
                                 met_succeeded += 1;
                             }
+                            requests.remove(r);
                         }
                     }
                 }
@@ -233,7 +278,6 @@ impl Workload for Outage {
         let mut row = metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),
-            nanos(self.window),
         );
         row.success_rate = if met_outage == 0 {
             0.0
@@ -244,6 +288,45 @@ impl Workload for Outage {
         row.recovery_load = Some(recovery_load);
         Ok(row)
     }
+}
+
+impl Outage {
+    /// The requests in flight at the peak, at the end of the outage: every attempt fails
+    /// while it lasts, so a request lives until its last attempt is answered, or the outage
+    /// ends.
+    fn in_flight(&self, plan: &Plan) -> f64 {
+        let rtt = 2.0 * self.network.mean();
+        let down = ns(self.down_for).min(ns(self.duration));
+        let (_, last) = plan.attempts_within(rtt, f64::INFINITY);
+        let lifetime = (last + rtt).min(down + rtt);
+        peak(self.rate / 1e9 * lifetime.max(rtt))
+    }
+
+    /// The plan of `strategy` as this outage runs it: delays no shorter than the
+    /// `Retry-After`, none at all if the engine refuses to wait that long, and no attempt sent
+    /// past the deadline.
+    fn plan(&self, strategy: &Strategy) -> Plan {
+        let rtt = 2.0 * self.network.mean();
+        let mut plan = Plan::new(strategy);
+        if let Some(wait) = self.retry_after {
+            plan = if wait > Settings::new().max_server_wait() {
+                plan.at_most(1)
+            } else {
+                plan.with_floor(ns(wait))
+            };
+        }
+        if let Some(timeout) = self.timeout {
+            let (within, _) = plan.attempts_within(rtt, ns(timeout));
+            plan = plan.at_most(count(within));
+        }
+        plan
+    }
+}
+
+/// A request in flight: its engine run, and whether its first attempt met the outage.
+struct Request {
+    call: Call,
+    met: bool,
 }
 
 /// Whether the call is on its first attempt.

@@ -33,14 +33,15 @@ use stagger_core::policy::{Exponential, Immediate};
 use super::call::{Call, Next};
 use super::open_loop::{result, send};
 use super::{
-    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
-    check_window,
+    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
+    check_failure_rate, check_window,
 };
 use crate::dist::Delay;
 use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, count, grown, ns, peak};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::Strategy;
+use crate::strategy::{Strategy, client_budget_bytes};
 
 /// The serial workload's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -125,6 +126,18 @@ enum Event {
 }
 
 impl Serial {
+    /// Stops a run past [`Serial::MAX_EVENTS`] (with [`SimError::TooLarge`], as ever) or past
+    /// a caller's lower limit (with [`SimError::EventLimit`]).
+    fn check(&self, events: u64, max_events: u64) -> Result<(), SimError> {
+        if events > Self::MAX_EVENTS {
+            return Err(SimError::TooLarge {
+                what: "events",
+                limit: Self::MAX_EVENTS.to_string(),
+            });
+        }
+        check_events(events, max_events)
+    }
+
     /// Starts client `c`'s requests at `now` until one sends its first attempt (or time is up):
     /// the time its answer comes back and whether it succeeded.
     fn next_request(
@@ -134,6 +147,7 @@ impl Serial {
         now: Nanos,
         metrics: &mut Metrics,
         events: &mut u64,
+        max_events: u64,
     ) -> Result<Option<(Nanos, bool)>, SimError> {
         client.call = None;
         if now >= nanos(self.duration) {
@@ -141,12 +155,7 @@ impl Serial {
         }
         loop {
             *events += 1;
-            if *events > Self::MAX_EVENTS {
-                return Err(SimError::TooLarge {
-                    what: "events",
-                    limit: Self::MAX_EVENTS.to_string(),
-                });
-            }
+            self.check(*events, max_events)?;
             metrics.first_try();
             let mut call = Call::start(
                 strategy,
@@ -203,15 +212,65 @@ impl Workload for Serial {
         Ok(())
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
+    /// Each client runs requests back to back for `duration`, each lasting its attempts'
+    /// round trips and its retries' delays: `duration / lifetime + 1` requests per client,
+    /// lifetimes counted up to `duration` (the last request runs to its end). A request is one event, each attempt one, each retry
+    /// one more: `2 x attempts` per request. A budget can cut every request short, and its
+    /// client then starts the next at once, so with one the estimate is the most a client
+    /// can do: an attempt per round trip. Requests that a budget refuses outright
+    /// (`sre-adaptive`) are not modelled. Memory is every client with its one request, and
+    /// one pending event each.
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        let plan = Plan::new(strategy);
+        let n = self.clients as f64;
+        let duration = ns(self.duration);
+        let rtt = self.rtt.mean().max(1.0);
+        let attempts = plan.attempts(self.failure_rate);
+        // Requests that would outlive the run count as lasting the run: a client does many
+        // short requests before it meets the rare long one, not `duration / mean`.
+        let lifetime = plan.lifetime_within(self.failure_rate, rtt, duration);
+        let requests = n * (duration / lifetime + 1.0);
+        let events = if strategy.budget.is_some() {
+            // At most an attempt per round trip, and the last request's.
+            2.0 * n * (duration / rtt + attempts)
+        } else {
+            2.0 * requests * attempts
+        };
+        let retries_per_ns = requests * (attempts - 1.0) / duration;
+        let window = peak(retries_per_ns * ns(self.window)).min(requests * attempts);
+        let bytes = n
+            * (size_of::<Client>() as f64
+                + client_budget_bytes(strategy)
+                + EventQueue::<Event>::bytes_per_pending())
+            + grown(window) * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::fixed_bytes() as f64;
+        Estimate {
+            events: count(events),
+            bytes: count(bytes),
+        }
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let n = self.clients as usize;
         let mut clients = Vec::with_capacity(n);
+        // With no budget, one "no budget" for all: it holds no state.
+        let shared = strategy.shared_unlimited();
         for _ in 0..n {
             let server = world.fork();
             let policies = world.fork();
-            let budget = strategy.client_budget(world.fork());
+            // Drawn whether or not there is a budget, so that the streams stay the same.
+            let budget_rng = world.fork();
+            let budget = match &shared {
+                Some(unlimited) => unlimited.clone(),
+                None => strategy.client_budget(budget_rng),
+            };
             clients.push(Client {
                 server,
                 policies,
@@ -219,24 +278,19 @@ impl Workload for Serial {
                 call: None,
             });
         }
-        let mut metrics = Metrics::new();
-        let mut queue = EventQueue::with_capacity(n);
+        let mut metrics = Metrics::new(nanos(self.window));
+        let mut queue = EventQueue::new();
         let mut events = 0u64;
         for (c, client) in clients.iter_mut().enumerate() {
             if let Some((back, ok)) =
-                self.next_request(strategy, client, 0, &mut metrics, &mut events)?
+                self.next_request(strategy, client, 0, &mut metrics, &mut events, max_events)?
             {
                 queue.push(back, Event::Answer(c as u32, ok));
             }
         }
         while let Some((now, event)) = queue.pop() {
             events += 1;
-            if events > Self::MAX_EVENTS {
-                return Err(SimError::TooLarge {
-                    what: "events",
-                    limit: Self::MAX_EVENTS.to_string(),
-                });
-            }
+            self.check(events, max_events)?;
             let (c, answer) = match event {
                 Event::Send(c) => {
                     let client = &mut clients[c as usize];
@@ -254,7 +308,14 @@ impl Workload for Serial {
                         Some(answer) => (c, Some(answer)),
                         None => (
                             c,
-                            self.next_request(strategy, client, now, &mut metrics, &mut events)?,
+                            self.next_request(
+                                strategy,
+                                client,
+                                now,
+                                &mut metrics,
+                                &mut events,
+                                max_events,
+                            )?,
                         ),
                     }
                 }
@@ -270,7 +331,14 @@ impl Workload for Serial {
                         }
                         Next::Done => (
                             c,
-                            self.next_request(strategy, client, now, &mut metrics, &mut events)?,
+                            self.next_request(
+                                strategy,
+                                client,
+                                now,
+                                &mut metrics,
+                                &mut events,
+                                max_events,
+                            )?,
                         ),
                     }
                 }
@@ -283,7 +351,6 @@ impl Workload for Serial {
         Ok(metrics.row(
             strategy.policy.name(),
             strategy.budget.map(|b| b.to_string()),
-            nanos(self.window),
         ))
     }
 }

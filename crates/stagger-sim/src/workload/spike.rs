@@ -88,9 +88,11 @@ use stagger_core::policy::{ExponentialFullJitter, Immediate};
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_window};
+use super::slots::Slots;
+use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
@@ -313,6 +315,20 @@ impl Load {
         }
     }
 
+    /// The highest mean rate over any `span` seconds of a run of `duration` seconds: the span
+    /// that ends with the trigger (a spike), or with the run.
+    fn busiest(&self, span: f64, duration: f64) -> f64 {
+        let span = span.clamp(1e-9, duration.max(1e-9));
+        let over = |end: f64| {
+            let start = (end - span).max(0.0);
+            self.between(start, end) / (end - start).max(1e-9)
+        };
+        match *self {
+            Self::Spike { until, .. } => over(until.min(duration).max(span)).max(over(duration)),
+            Self::Ramp { .. } => over(duration),
+        }
+    }
+
     /// The requests expected in `[a, b)` seconds: the integral of the rate.
     fn between(&self, a: f64, b: f64) -> f64 {
         match *self {
@@ -400,15 +416,32 @@ impl Spike {
     /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] if the run
     /// would make more than [`MAX_ATTEMPTS`] attempts.
     pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+        self.simulate_within(strategy, seed, u64::MAX)
+    }
+
+    /// [`Spike::simulate`], stopped with [`SimError::EventLimit`] past `max_events` events.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Spike::simulate`], or [`SimError::EventLimit`].
+    pub fn simulate_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Timeline, SimError> {
         self.validate()?;
-        let shape = Shape {
+        simulate(&self.shape(), strategy, seed, max_events)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
             load: self.load(),
             duration: self.duration,
             server: self.server,
             window: self.window,
             trigger_end: Some(self.spike_at + self.spike_for),
-        };
-        simulate(&shape, strategy, seed)
+        }
     }
 }
 
@@ -429,15 +462,32 @@ impl Ramp {
     /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] if the run
     /// would make more than [`MAX_ATTEMPTS`] attempts.
     pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+        self.simulate_within(strategy, seed, u64::MAX)
+    }
+
+    /// [`Ramp::simulate`], stopped with [`SimError::EventLimit`] past `max_events` events.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`Ramp::simulate`], or [`SimError::EventLimit`].
+    pub fn simulate_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Timeline, SimError> {
         self.validate()?;
-        let shape = Shape {
+        simulate(&self.shape(), strategy, seed, max_events)
+    }
+
+    fn shape(&self) -> Shape {
+        Shape {
             load: self.load(),
             duration: self.duration,
             server: self.server,
             window: self.window,
             trigger_end: None,
-        };
-        simulate(&shape, strategy, seed)
+        }
     }
 }
 
@@ -475,8 +525,18 @@ impl Workload for Spike {
         check_size(&self.load(), self.duration)
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
-        self.simulate(strategy, seed).map(|t| t.row)
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        estimate(&self.shape(), strategy)
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        self.simulate_within(strategy, seed, max_events)
+            .map(|t| t.row)
     }
 }
 
@@ -503,8 +563,18 @@ impl Workload for Ramp {
         check_size(&self.load(), self.duration)
     }
 
-    fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
-        self.simulate(strategy, seed).map(|t| t.row)
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        estimate(&self.shape(), strategy)
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        self.simulate_within(strategy, seed, max_events)
+            .map(|t| t.row)
     }
 }
 
@@ -530,47 +600,12 @@ struct Live {
     pending: Option<u64>,
 }
 
-/// Requests in progress, in slots that are reused once a request is over, so that memory
-/// follows the requests in progress rather than all requests. Attempt ids are unique over
-/// the run, so a late event for a reused slot is recognised and ignored.
-#[derive(Default)]
-struct Slots {
-    slots: Vec<Option<Live>>,
-    free: Vec<u32>,
-}
-
-impl Slots {
-    fn insert(&mut self, live: Live) -> u32 {
-        if let Some(slot) = self.free.pop() {
-            self.slots[slot as usize] = Some(live);
-            slot
-        } else {
-            self.slots.push(Some(live));
-            // At most MAX_REQUESTS-ish requests are ever in progress, far below u32::MAX.
-            u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
-        }
-    }
-
-    fn get(&mut self, slot: u32) -> Option<&mut Live> {
-        self.slots.get_mut(slot as usize).and_then(Option::as_mut)
-    }
-
-    /// The request in `slot`, if attempt `id` is the one it awaits.
-    fn awaiting(&mut self, slot: u32, id: u64) -> Option<&mut Live> {
-        self.get(slot).filter(|live| live.pending == Some(id))
-    }
-
-    fn remove(&mut self, slot: u32) {
-        if let Some(entry) = self.slots.get_mut(slot as usize)
-            && entry.take().is_some()
-        {
-            self.free.push(slot);
-        }
-    }
-
-    fn live(&self) -> usize {
-        self.slots.len() - self.free.len()
-    }
+/// The request in `slot`, if attempt `id` is the one it awaits. Slots are reused once a
+/// request is over, so that memory follows the requests in progress rather than all requests;
+/// attempt ids are unique over the run, so a late event for a reused slot is recognised and
+/// ignored.
+fn awaiting(slots: &mut Slots<Live>, slot: u32, id: u64) -> Option<&mut Live> {
+    slots.get(slot).filter(|live| live.pending == Some(id))
 }
 
 /// Per-second counters.
@@ -601,7 +636,65 @@ impl Series {
     }
 }
 
-fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
+/// Whether the server keeps up cannot be known without running it, so the estimate takes the
+/// collapse: every request makes every attempt its policy allows (at most one per timeout,
+/// until the drain ends), each attempt is four events (sent, reaching the server, finished,
+/// and answered or timed out; a request that succeeds also sees its timeout, a fifth), and
+/// each candidate arrival of the thinning one. Memory is the requests in progress, which in a collapse live through all
+/// their attempts, and the server's work in progress, which a collapse piles up without end:
+/// every attempt made but those the server can finish, fewer than one per `per_in_flight`.
+/// The requests in progress at the peak, in a collapse: a request that times out every
+/// attempt lives its timeouts and its delays, at the busiest rate over such a lifetime.
+fn live(shape: &Shape, plan: &Plan) -> f64 {
+    let duration = shape.duration.as_secs_f64();
+    let timeout = ns(shape.server.timeout);
+    let horizon = ns(shape.duration) + ns(DRAIN);
+    let (_, last) = plan.attempts_within(timeout, horizon);
+    let lifetime = last + timeout;
+    let requests = shape.load.between(0.0, duration);
+    peak(shape.load.busiest(lifetime / 1e9, duration) / 1e9 * lifetime).min(requests + 1.0)
+}
+
+fn estimate(shape: &Shape, strategy: &Strategy) -> Estimate {
+    let plan = Plan::new(strategy);
+    let duration = shape.duration.as_secs_f64();
+    let candidates = shape.load.peak() * duration;
+    let requests = shape.load.between(0.0, duration);
+    let server = shape.server;
+    let timeout = ns(server.timeout);
+    let horizon = ns(shape.duration) + ns(DRAIN);
+    let per_request = (plan.max_attempts as f64).min(horizon / timeout + 1.0);
+    let attempts = (requests * per_request).min(MAX_ATTEMPTS as f64 + 1.0);
+    let events = candidates + 1.0 + 4.0 * attempts;
+    let live = live(shape, &plan);
+    let retries_per_ns = attempts * (1.0 - 1.0 / per_request) / horizon;
+    let window = peak(retries_per_ns * ns(shape.window)).min(attempts);
+    let seconds = duration.ceil();
+    // The server finishes fewer than one attempt per `per_in_flight` however much it holds;
+    // the attempts it has not finished wait in the queue.
+    let per = ns(server.per_in_flight);
+    let finished = if per > 0.0 { horizon / per } else { attempts };
+    let unfinished = (attempts - finished).max(live);
+    let bytes = Slots::<Live>::bytes(live, room_for(live) as f64)
+        // Each live request awaits a timeout and an answer.
+        + 2.0 * live * EventQueue::<Event>::bytes_per_pending()
+        + unfinished * EventQueue::<Event>::bytes_per_parked()
+        + grown(window) * Metrics::STORED_RETRY_BYTES as f64
+        + seconds * (4 * size_of::<u64>() + size_of::<f64>()) as f64
+        + strategy.budget_bytes() as f64
+        + Metrics::fixed_bytes() as f64;
+    Estimate {
+        events: count(events),
+        bytes: count(bytes),
+    }
+}
+
+fn simulate(
+    shape: &Shape,
+    strategy: &Strategy,
+    seed: u64,
+    max_events: u64,
+) -> Result<Timeline, SimError> {
     // Refuse an invalid policy up front, even if no request arrives.
     strategy.policy.build(SeededRng::new(seed))?;
     let mut world = SeededRng::new(seed);
@@ -622,9 +715,9 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
     let peak = shape.load.peak();
     let mean_gap = SECOND as f64 / peak;
 
-    let mut metrics = Metrics::new();
+    let mut metrics = Metrics::new(nanos(shape.window));
     let mut series = Series::new(seconds);
-    let mut slots = Slots::default();
+    let mut slots: Slots<Live> = Slots::with_capacity(room_for(live(shape, &Plan::new(strategy))));
     let mut queue = EventQueue::new();
     let mut in_flight: u64 = 0;
     let mut next_id: u64 = 0;
@@ -638,6 +731,7 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
     );
     while let Some((now, event)) = queue.pop() {
         metrics.events += 1;
+        check_events(metrics.events, max_events)?;
         while next_sample < seconds && (next_sample as u64).saturating_mul(SECOND) <= now {
             series.in_flight[next_sample] = in_flight;
             next_sample += 1;
@@ -698,7 +792,7 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
             Event::Finish(slot, id) => {
                 in_flight -= 1;
                 // Nobody waits for abandoned work: its answer would be ignored.
-                if slots.awaiting(slot, id).is_some() {
+                if awaiting(&mut slots, slot, id).is_some() {
                     queue.push(
                         now.saturating_add(server.network.sample(&mut net)),
                         Event::Answer(slot, id),
@@ -706,7 +800,7 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
                 }
             }
             Event::Answer(slot, id) => {
-                let Some(live) = slots.awaiting(slot, id) else {
+                let Some(live) = awaiting(&mut slots, slot, id) else {
                     continue;
                 };
                 live.pending = None;
@@ -722,7 +816,7 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
                 }
             }
             Event::Timeout(slot, id) => {
-                let Some(live) = slots.awaiting(slot, id) else {
+                let Some(live) = awaiting(&mut slots, slot, id) else {
                     continue;
                 };
                 live.pending = None;
@@ -750,7 +844,6 @@ fn simulate(shape: &Shape, strategy: &Strategy, seed: u64) -> Result<Timeline, S
     let mut row = metrics.row(
         strategy.policy.name(),
         strategy.budget.map(|b| b.to_string()),
-        nanos(shape.window),
     );
     // Divided by the mean offered rate over the same final window (for the ramp, not its end
     // rate, which would read a healthy system as 0.9).
@@ -819,6 +912,11 @@ mod tests {
         assert_eq!(ramp.between(0.0, 80.0), 60.0 * 80.0);
         assert_eq!(ramp.at(80.0), 80.0);
         assert_eq!(ramp.at(40.0), 60.0);
+        // The busiest 10 s: the spike's 5 s and the 5 s before; the ramp's last 10 s.
+        assert_eq!(spike.busiest(10.0, 80.0), 60.0);
+        assert_eq!(spike.busiest(1.0, 80.0), 80.0);
+        assert_eq!(ramp.busiest(10.0, 80.0), 77.5);
+        assert_eq!(ramp.busiest(1_000.0, 80.0), 60.0);
     }
 
     #[test]
