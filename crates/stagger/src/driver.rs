@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use stagger_core::engine::{Attempt, Budget, PlannedRetry, Run, StopReason, Stopped};
 use stagger_core::policy::NoRetryPolicy;
-use stagger_core::{Clock, Failure, IntoPolicy, Policy, Timestamp};
+use stagger_core::{Clock, Failure, IntoPolicy, Policy, SeededRng, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::hooks::{HookSet, Hooks, HooksFor};
@@ -222,6 +222,11 @@ where
         failure: Failure,
         result: Result<&O::Value, &O::Error>,
     ) -> Result<PlannedRetry, Stopped> {
+        if self.run.wants_rng(&failure) {
+            // The first server-directed wait of this run: its spread is drawn from a generator
+            // of its own, so that a fleet told the same time does not come back in step.
+            self.run.set_rng(SeededRng::from_entropy());
+        }
         let retry = self.run.failed(now, failure)?;
         // After a server-directed wait the clock is read again: the floor must hold for real.
         if retry.server_wait.is_none() {

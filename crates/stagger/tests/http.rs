@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use proptest::prelude::*;
-use stagger::engine::StopReason;
+use stagger::engine::{Dispersal, Settings, StopReason};
 use stagger::http::{
     HttpClassifier, classify_response, classify_status, is_idempotent, request_is_idempotent,
 };
@@ -474,6 +474,16 @@ struct Run {
 /// Runs `script` through the blocking executor with the HTTP classifier, a manual clock and a
 /// recording sleeper that advances it.
 fn run_script(script: Vec<Response<()>>, idempotent: bool, timeout: Option<Duration>) -> Run {
+    run_dispersed(script, idempotent, timeout, Dispersal::default())
+}
+
+/// [`run_script`], spreading retries above a server's wait by `dispersal`.
+fn run_dispersed(
+    script: Vec<Response<()>>,
+    idempotent: bool,
+    timeout: Option<Duration>,
+    dispersal: Dispersal,
+) -> Run {
     let clock = ManualClock::new();
     let waits = RefCell::new(Vec::new());
     let mut script = script.into_iter();
@@ -485,6 +495,7 @@ fn run_script(script: Vec<Response<()>>, idempotent: bool, timeout: Option<Durat
             Err(response)
         }
     })
+    .settings(Settings::new().with_dispersal(dispersal))
     .idempotent(idempotent)
     .classifier(HttpClassifier::with_clock(date()))
     .sleeper(|d: Duration| {
@@ -512,24 +523,33 @@ fn a_503_retry_after_is_a_floor_under_the_policy_delay() {
     let expected = policy_delay.max(secs(2));
     assert_eq!(expected, secs(2));
 
-    let run = run_script(
-        vec![response(503, &[("retry-after", "2")]), response(200, &[])],
-        true,
-        None,
-    );
+    let busy_then_ok = || vec![response(503, &[("retry-after", "2")]), response(200, &[])];
+    let run = run_dispersed(busy_then_ok(), true, None, Dispersal::Floor);
     assert_eq!(run.result, Ok(()));
     assert_eq!(run.attempts, 2);
     assert_eq!(run.waits, [expected]);
     assert_eq!(run.now, Timestamp::from_duration(expected));
 
+    // By default the retry is spread over the wait that follows the floor, never before it.
+    for _ in 0..20 {
+        let run = run_script(busy_then_ok(), true, None);
+        assert_eq!(run.result, Ok(()));
+        assert!(
+            (secs(2)..secs(4)).contains(&run.waits[0]),
+            "{:?}",
+            run.waits
+        );
+    }
+
     // The date form, measured against the classifier's fixed wall clock.
-    let run = run_script(
+    let run = run_dispersed(
         vec![
             response(503, &[("retry-after", "Wed, 21 Oct 2015 07:28:03 GMT")]),
             response(200, &[]),
         ],
         true,
         None,
+        Dispersal::Floor,
     );
     assert_eq!((run.result, run.waits), (Ok(()), vec![secs(3)]));
 }
@@ -591,7 +611,11 @@ fn post_429_and_408_are_retried_because_they_had_no_effect() {
         None,
     );
     assert_eq!((run.result, run.attempts), (Ok(()), 2));
-    assert_eq!(run.waits, [secs(1)]);
+    assert!(
+        (secs(1)..secs(2)).contains(&run.waits[0]),
+        "{:?}",
+        run.waits
+    );
 
     let run = run_script(vec![response(408, &[]), response(200, &[])], post, None);
     assert_eq!((run.result, run.attempts), (Ok(()), 2));

@@ -6,7 +6,7 @@ mod support;
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use stagger::engine::StopReason;
+use stagger::engine::{Dispersal, Settings, StopReason};
 use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
 use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
 use support::RecordingSleeper;
@@ -88,7 +88,7 @@ fn a_sequential_run_after_another_is_not_nested() {
 
 #[test]
 fn a_server_directed_wait_is_a_floor_never_undercut() {
-    for seed in 0..50 {
+    for (seed, dispersal) in (0..50).flat_map(|seed| Dispersal::ALL.map(|d| (seed, d))) {
         let clock = ManualClock::new();
         let sleeper = RecordingSleeper::new(&clock);
         let policy = ExponentialFullJitter::new()
@@ -105,11 +105,21 @@ fn a_server_directed_wait_is_a_floor_never_undercut() {
             }
         })
         .classify(|f: &Failure| *f)
+        .settings(Settings::new().with_dispersal(dispersal))
         .sleeper(sleeper.sleeper())
         .clock(clock.clone())
         .call();
         assert!(result.is_ok());
-        assert_eq!(sleeper.waits(), [Duration::from_secs(2)], "seed {seed}");
+        let waited = sleeper.waits();
+        match dispersal {
+            Dispersal::Floor => assert_eq!(waited, [Duration::from_secs(2)], "seed {seed}"),
+            // Spread over the two seconds after the floor, never before it.
+            _ => assert!(
+                waited.len() == 1
+                    && (Duration::from_secs(2)..Duration::from_secs(4)).contains(&waited[0]),
+                "seed {seed}: {waited:?}"
+            ),
+        }
     }
 }
 
@@ -291,6 +301,7 @@ fn a_sleeper_that_wakes_early_cannot_undercut_the_server() {
         }
     })
     .classify(|f: &Failure| *f)
+    .settings(Settings::new().with_dispersal(Dispersal::Floor))
     .sleeper(early)
     .clock(clock.clone())
     .call();

@@ -914,3 +914,37 @@ async fn each_attempt_is_told_the_time_left_when_it_is_sent_after_a_slow_readine
     })
     .await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// A real rate limiter: a 429 storm, ten times faster than nginx's `limit_req` at 5 r/s with
+// `Retry-After: 1` (a slot every 20 ms, a wait of 100 ms), 20 concurrent requests.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_storm_disperses_above_the_floor_and_never_retries_early() {
+    bounded(server::check_a_429_storm(|dispersal, timeout| {
+        // Full jitter, 10 ms base, 200 ms cap, 4 attempts: the nginx trial's policy, scaled.
+        let policy = ExponentialFullJitter::new()
+            .with_base(Duration::from_millis(10))
+            .with_cap(Duration::from_millis(200))
+            .with_max_attempts(4);
+        let settings = stagger::engine::Settings::new()
+            .with_timeout(timeout)
+            .with_dispersal(dispersal);
+        let service = RetryLayer::new(policy)
+            .unwrap()
+            .settings(settings)
+            .layer(client());
+        move |url: String, i: u32| {
+            let mut service = service.clone();
+            let request = Request::get(url)
+                .header("x-client", i.to_string())
+                .body(empty())
+                .unwrap();
+            async move {
+                let response = send(&mut service, request).await;
+                response.is_ok_and(|r| r.status() == StatusCode::OK)
+            }
+        }
+    }))
+    .await;
+}

@@ -8,7 +8,7 @@ use super::budget::name_or_table;
 use super::policy::PolicySpecRepr;
 use super::{BudgetSpec, PolicySpec, wire};
 use crate::budget::AnyBudget;
-use crate::engine::{Nested, Settings};
+use crate::engine::{Dispersal, Nested, Settings};
 use crate::error::ConfigError;
 use crate::policy::AnyConfig;
 use crate::rng::SeededRng;
@@ -26,6 +26,7 @@ use crate::rng::SeededRng;
 /// | `idempotent` | `true` or `false` | `true` |
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
+/// | `server_wait_dispersal` | `"floor"`, `"policy-above"` or `"uniform-asked"` ([`Dispersal`]) | `"uniform-asked"` |
 ///
 /// ```
 /// use std::time::Duration;
@@ -78,6 +79,9 @@ pub struct RetrySpec {
     pub max_server_wait: Option<Duration>,
     /// What to do inside another executor's attempt (default [`Nested::SingleAttempt`]).
     pub nested: Option<Nested>,
+    /// How a retry is spread above a server-directed wait (default
+    /// [`Dispersal::UniformAsked`]).
+    pub server_wait_dispersal: Option<Dispersal>,
 }
 
 impl RetrySpec {
@@ -91,6 +95,7 @@ impl RetrySpec {
             idempotent: None,
             max_server_wait: None,
             nested: None,
+            server_wait_dispersal: None,
         }
     }
 
@@ -148,6 +153,9 @@ impl RetrySpec {
         }
         if let Some(limit) = self.max_server_wait {
             settings = settings.with_max_server_wait(limit);
+        }
+        if let Some(dispersal) = self.server_wait_dispersal {
+            settings = settings.with_dispersal(dispersal);
         }
         if let Some(nested) = self.nested {
             settings = settings.with_nested(nested);
@@ -208,6 +216,8 @@ struct RetrySpecRepr {
     max_server_wait: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     nested: Option<Nested>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server_wait_dispersal: Option<Dispersal>,
     // Last, so that TOML writes it as a table after the plain values.
     #[serde(
         default,
@@ -237,6 +247,7 @@ impl TryFrom<RetrySpecRepr> for RetrySpec {
             idempotent: repr.idempotent,
             max_server_wait: repr.max_server_wait,
             nested: repr.nested,
+            server_wait_dispersal: repr.server_wait_dispersal,
         })
     }
 }
@@ -256,6 +267,7 @@ impl From<RetrySpec> for RetrySpecRepr {
             idempotent: spec.idempotent,
             max_server_wait: spec.max_server_wait,
             nested: spec.nested,
+            server_wait_dispersal: spec.server_wait_dispersal,
             budget: spec.budget,
         }
     }

@@ -19,7 +19,8 @@
 //! - **A server-directed wait is a floor.** The delay is at least what the server asked
 //!   ([`Failure::retry_after`](crate::Failure::retry_after)), whatever the jitter drew. If that
 //!   wait is longer than the largest wait the caller agreed to honour, or does not fit the
-//!   deadline, the engine gives up now and says why.
+//!   deadline, the engine gives up now and says why. Above the floor the retry is spread
+//!   ([`Dispersal`]), so that clients told the same time do not come back together.
 //! - **Idempotency.** An operation declared non-idempotent is retried only after a failure known
 //!   to have had no effect ([`Failure::had_no_effect`](crate::Failure::had_no_effect)): a
 //!   rejection, never a timeout or a 5xx whose effect is uncertain
@@ -44,7 +45,8 @@
 //!
 //! let policy = Constant::new().with_max_attempts(3).build(SeededRng::new(0))?;
 //! let settings = Settings::new().with_timeout(Duration::from_secs(5));
-//! let mut run = Run::new(policy, settings, Timestamp::ZERO);
+//! // The generator spreads retries above a server's wait.
+//! let mut run = Run::new(policy, settings, Timestamp::ZERO).with_rng(SeededRng::new(1));
 //!
 //! let attempt = run.begin(Timestamp::ZERO).unwrap();
 //! assert_eq!(attempt.number, 1);
@@ -54,7 +56,8 @@
 //! let Verdict::Retry(retry) = run.end(t, Err(Failure::RetryAfter(Duration::from_secs(1)))) else {
 //!     panic!("a retry");
 //! };
-//! assert_eq!(retry.delay, Duration::from_secs(1)); // the server's floor, above the 100 ms policy
+//! // Never before the server's time, spread over the second after it (1 s + U(0, 1 s)).
+//! assert!(retry.delay >= Duration::from_secs(1) && retry.delay < Duration::from_secs(2));
 //! # Ok::<(), stagger_core::ConfigError>(())
 //! ```
 
@@ -65,4 +68,4 @@ mod settings;
 pub use crate::budget::{Budget, Spent, Unlimited};
 pub use outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
 pub use run::Run;
-pub use settings::{DEFAULT_MAX_SERVER_WAIT, Nested, Settings};
+pub use settings::{DEFAULT_MAX_SERVER_WAIT, Dispersal, Nested, Settings};

@@ -3,11 +3,12 @@
 use std::time::Duration;
 
 use super::outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
-use super::settings::{Nested, Settings};
+use super::settings::{Dispersal, Nested, Settings};
 use crate::budget::{Budget, Spent, Unlimited};
 use crate::clock::Timestamp;
 use crate::failure::Failure;
 use crate::policy::Policy;
+use crate::rng::{Rng, SeededRng};
 
 /// One retried operation: a policy, a budget and [`Settings`], advanced by the driver.
 ///
@@ -46,6 +47,9 @@ pub struct Run<P, B = Unlimited> {
     /// [`cancel`](Run::cancel) can be called where it is not (a future's `Drop`).
     abandon_fn: fn(&B, Timestamp, Spent),
     not_before: Option<Timestamp>,
+    dispersal: Dispersal,
+    /// Draws the spread above a server's wait ([`Dispersal::UniformAsked`]).
+    rng: Option<SeededRng>,
 }
 
 impl<P, B> Run<P, B> {
@@ -93,7 +97,68 @@ impl<P: Policy, B: Budget> Run<P, B> {
             pending: None,
             abandon_fn: B::retry_abandoned,
             not_before: None,
+            dispersal: settings.dispersal(),
+            rng: None,
         }
+    }
+
+    /// Gives the run a generator for the random spread above a server-directed wait
+    /// ([`Dispersal`]). Without one, the spread is the policy's delay.
+    #[must_use]
+    pub fn with_rng(mut self, rng: SeededRng) -> Self {
+        self.rng = Some(rng);
+        self
+    }
+
+    /// Whether the run would draw from a generator it does not have yet, after `failure`: a
+    /// driver that gives each run a generator only when needed calls it before
+    /// [`failed`](Run::failed), and [`set_rng`](Run::set_rng) if so, so that runs that never
+    /// meet a server-directed wait cost no generator.
+    #[inline(always)]
+    pub fn wants_rng(&self, failure: &Failure) -> bool {
+        self.rng.is_none()
+            && self.dispersal == Dispersal::UniformAsked
+            && failure.retry_after().is_some()
+    }
+
+    /// Gives the run a generator, as [`with_rng`](Run::with_rng) does.
+    #[cold]
+    pub fn set_rng(&mut self, rng: SeededRng) {
+        self.rng = Some(rng);
+    }
+
+    /// The delay of a retry after a server-directed wait of `asked`, when the policy's delay
+    /// is `delay` and `remaining` is left: never less than `asked`; the spread above it shrinks
+    /// to fit the time left.
+    #[inline]
+    fn above_floor(
+        &mut self,
+        asked: Duration,
+        delay: Duration,
+        remaining: Option<Duration>,
+    ) -> Duration {
+        let spread = match (self.dispersal, self.rng.as_mut()) {
+            (Dispersal::Floor, _) => return delay.max(asked),
+            // Never less than the policy's own delay either: the server's wait is a floor, not
+            // an override.
+            (Dispersal::UniformAsked, Some(rng)) => {
+                fraction(asked, rng.next_f64()).max(delay.saturating_sub(asked))
+            }
+            (Dispersal::PolicyAbove | Dispersal::UniformAsked, _) => delay,
+        };
+        let room = remaining.map_or(Duration::MAX, |r| r.saturating_sub(asked));
+        let extra = if spread < room {
+            spread
+        } else {
+            // The floor fits and the spread does not: spread inside the time left instead.
+            match self.rng.as_mut() {
+                Some(rng) => fraction(room, rng.next_f64()),
+                None => Duration::from_nanos(
+                    u64::try_from(spread.as_nanos() % room.as_nanos().max(1)).unwrap_or(0),
+                ),
+            }
+        };
+        asked.saturating_add(extra)
     }
 
     /// The run's deadline, if it has one.
@@ -282,7 +347,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
             if asked > limit {
                 return Err(self.stop(now, StopReason::ServerWaitTooLong { asked, limit }));
             }
-            delay = delay.max(asked);
+            delay = self.above_floor(asked, delay, self.remaining(now));
         }
         let remaining = self.remaining(now);
         if let Some(remaining) = remaining
@@ -309,4 +374,16 @@ impl<P: Policy, B: Budget> Run<P, B> {
             remaining,
         })
     }
+}
+
+/// `u` of `d`, for `u` in `[0, 1)`: strictly less than `d` unless `d` is zero, and never more
+/// whatever rounding does.
+#[inline]
+fn fraction(d: Duration, u: f64) -> Duration {
+    let nanos = d.as_nanos();
+    // A float-to-integer cast saturates; the result is at most `nanos`.
+    let part = ((nanos as f64) * u.clamp(0.0, 1.0)) as u128;
+    let part = part.min(nanos.saturating_sub(1));
+    // `part` is below `d`, so its whole seconds fit in a u64.
+    Duration::new((part / 1_000_000_000) as u64, (part % 1_000_000_000) as u32)
 }

@@ -40,6 +40,58 @@ pub enum Nested {
     Retry,
 }
 
+/// How a run spreads its retry above a server-directed wait (a `Retry-After`, say).
+///
+/// A retry never starts earlier than the server asked: that wait is a floor. What a run adds
+/// above the floor decides whether a fleet that was told the same time comes back in step. A
+/// rate limiter that answers every client "1 second" makes all of them retry at the same
+/// instant under [`Floor`](Dispersal::Floor), and each such wave wins one slot. Whatever is
+/// added must fit the deadline with the floor: if the floor fits and the spread does not, the
+/// spread is drawn inside the time left instead.
+///
+/// The random spread ([`UniformAsked`](Dispersal::UniformAsked)) draws from the run's
+/// generator ([`Run::with_rng`](super::Run::with_rng)); the executors give each run one. A
+/// run that has none adds the policy's delay instead, as
+/// [`PolicyAbove`](Dispersal::PolicyAbove) does.
+///
+/// In a configuration file it is `server_wait_dispersal = "floor"`, `"policy-above"` or
+/// `"uniform-asked"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "kebab-case")
+)]
+#[non_exhaustive]
+pub enum Dispersal {
+    /// `floor`: the larger of the policy's delay and the server's wait, `max(delay, asked)`.
+    /// Every client told the same time retries at that time.
+    Floor,
+    /// `policy-above`: the server's wait plus the policy's delay, `asked + delay`: the policy's
+    /// own jitter, above the floor.
+    PolicyAbove,
+    /// `uniform-asked`: the server's wait plus a uniform draw of up to as long again, or the
+    /// policy's delay if that is longer, `max(delay, asked + U(0, asked))`: a fleet told
+    /// "1 second" spreads over the second that follows.
+    #[default]
+    UniformAsked,
+}
+
+impl Dispersal {
+    /// Every candidate, in the order of the measured table.
+    pub const ALL: [Self; 3] = [Self::Floor, Self::PolicyAbove, Self::UniformAsked];
+
+    /// The name a configuration file and the CLI use.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Floor => "floor",
+            Self::PolicyAbove => "policy-above",
+            Self::UniformAsked => "uniform-asked",
+        }
+    }
+}
+
 /// When the run must end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Limit {
@@ -60,7 +112,8 @@ enum Limit {
 ///
 /// The defaults: no deadline; idempotency left to the operation (an executor assumes an
 /// idempotent operation, an HTTP layer reads it from the request's method); a 5-minute longest
-/// server wait ([`DEFAULT_MAX_SERVER_WAIT`]); a single attempt when nested.
+/// server wait ([`DEFAULT_MAX_SERVER_WAIT`]), with a uniform spread above it
+/// ([`Dispersal::UniformAsked`]); a single attempt when nested.
 ///
 /// ```
 /// use std::time::Duration;
@@ -80,6 +133,7 @@ pub struct Settings {
     idempotent: Option<bool>,
     max_server_wait: Duration,
     nested: Nested,
+    dispersal: Dispersal,
 }
 
 impl Default for Settings {
@@ -98,6 +152,7 @@ impl Settings {
             idempotent: None,
             max_server_wait: DEFAULT_MAX_SERVER_WAIT,
             nested: Nested::SingleAttempt,
+            dispersal: Dispersal::UniformAsked,
         }
     }
 
@@ -146,6 +201,22 @@ impl Settings {
     pub const fn with_nested(mut self, nested: Nested) -> Self {
         self.nested = nested;
         self
+    }
+
+    /// How the run spreads a retry above a server-directed wait (default
+    /// [`Dispersal::UniformAsked`]).
+    #[inline]
+    #[must_use]
+    pub const fn with_dispersal(mut self, dispersal: Dispersal) -> Self {
+        self.dispersal = dispersal;
+        self
+    }
+
+    /// How the run spreads a retry above a server-directed wait.
+    #[inline]
+    #[must_use]
+    pub const fn dispersal(&self) -> Dispersal {
+        self.dispersal
     }
 
     /// Whether the operation was declared idempotent; `None` leaves it to the operation (an
