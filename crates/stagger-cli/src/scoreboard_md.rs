@@ -238,7 +238,73 @@ pub(crate) fn document(board: &Scoreboard) -> String {
             ]
         }),
     ));
+    let _ = writeln!(
+        s,
+        "\n## `throttle`: a 429 storm, 20 requests against 5 requests/s\n\n{}",
+        throttle_intro(board.seed)
+    );
+    s.push_str(&throttle_table(&board.throttle));
     s
+}
+
+/// What the throttle table shows, and the command behind it.
+fn throttle_intro(seed: u64) -> String {
+    format!(
+        "20 requests start together against a rate limiter of one token refilled 5 times a \
+         second, which answers 429 with a `Retry-After` of 1 s, or the exact time until a \
+         token frees, either of them rounded up to whole seconds; full jitter, base 100 ms, \
+         cap 2 s, 4 attempts, a 3 s deadline. Means over world seeds {seed} to {} \
+         (`stagger simulate --workload throttle --policy exponential-full-jitter --base 100ms \
+         --cap 2s --max-attempts 4 --dispersal RULE --retry-after-form FORM [--gate] --seed N`; \
+         `--gate`: the 20 clients share one gate for the destination). The ceiling for any \
+         client that never retries early is 11 of 20 under a fixed wait of 1 s.\n",
+        seed + stagger_sim::scoreboard::THROTTLE_SEEDS - 1
+    )
+}
+
+/// The throttle figures as a table.
+fn throttle_table(points: &[stagger_sim::scoreboard::ThrottlePoint]) -> String {
+    table(
+        &[
+            "Gate",
+            "Dispersal",
+            "Retry-After",
+            "Served of 20 (range)",
+            "Refused per success",
+            "Peak 10 ms share",
+            "Early retries",
+        ],
+        points
+            .iter()
+            .map(|p| {
+                vec![
+                    if p.gate { "shared" } else { "none" }.to_owned(),
+                    format!("`{}`", p.dispersal),
+                    format!("`{}`", p.retry_after),
+                    format!(
+                        "{:.1} ({}-{})",
+                        p.served, p.served_range.0, p.served_range.1
+                    ),
+                    num(p.rejected_per_success),
+                    pct(p.peak_window_share),
+                    p.early_retries.to_string(),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// The server-directed waits page, with its measured figures.
+pub(crate) fn server_waits_page(
+    points: &[stagger_sim::scoreboard::ThrottlePoint],
+    seed: u64,
+) -> String {
+    format!(
+        "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}",
+        stagger_core::engine::Dispersal::PAGE,
+        throttle_intro(seed),
+        throttle_table(points)
+    )
 }
 
 /// A policy's measured figures, as its page ends.

@@ -533,4 +533,83 @@ fn the_committed_scoreboard_is_what_bench_prints_and_the_readme_quotes_it() {
         let explained = stdout(&["explain", kind.name()]);
         assert_eq!(page, explained, "docs/policies/{kind}.md is stale");
     }
+    let page = std::fs::read_to_string(root.join("docs/server-waits.md")).expect("a page");
+    assert_eq!(
+        page,
+        stdout(&["explain", "server-waits"]),
+        "docs/server-waits.md is stale"
+    );
+}
+
+#[test]
+fn the_throttle_workload_reports_its_keys_for_each_rule_and_refuses_foreign_flags() {
+    let common = [
+        "simulate",
+        "--workload",
+        "throttle",
+        "--policy",
+        "exponential-full-jitter",
+        "--base",
+        "100ms",
+        "--cap",
+        "2s",
+        "--max-attempts",
+        "4",
+        "--format",
+        "json",
+    ];
+    let mut served = Vec::new();
+    for rule in ["floor", "policy-above", "uniform-asked"] {
+        let mut args = common.to_vec();
+        args.extend(["--dispersal", rule]);
+        let doc = json(&args);
+        let row = &doc["results"][0];
+        for key in ["served_share", "rejected_per_success", "peak_window_share"] {
+            assert!(row[key].is_f64(), "{rule}: {key} in {row}");
+        }
+        assert_eq!(row["early_retries"], 0, "{rule}");
+        assert_eq!(row["dispersal"], rule);
+        served.push(row["served_share"].as_f64().unwrap());
+    }
+    // The floor alone serves 3 of 20; the default spread serves more.
+    assert_eq!(served[0], 0.15);
+    assert!(served[2] > served[0], "{served:?}");
+    // A throttle flag on another workload, and a bad rule, are refused with one line.
+    for bad in [
+        &[
+            "simulate",
+            "--workload",
+            "herd",
+            "--policy",
+            "constant",
+            "--dispersal",
+            "floor",
+        ][..],
+        &[
+            "simulate",
+            "--workload",
+            "throttle",
+            "--policy",
+            "constant",
+            "--dispersal",
+            "late",
+        ],
+        &[
+            "simulate",
+            "--workload",
+            "throttle",
+            "--policy",
+            "constant",
+            "--retry-after-form",
+            "x",
+        ],
+    ] {
+        let out = stagger(bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim().lines().count(),
+            1,
+            "{bad:?}"
+        );
+    }
 }

@@ -185,6 +185,24 @@ fn every_workload_at_its_accepted_maxima_exits_0_or_2_under_a_memory_limit() {
         &["spike", "--rate", "11.57", "--duration", "1d"],
         &["ramp", "--rate", "12500"],
         &["ramp", "--rate", "11.5", "--duration", "1d"],
+        &["throttle", "--clients", "100000"],
+        &["throttle", "--rate", "1000000", "--duration", "1d"],
+        &[
+            "throttle",
+            "--clients",
+            "100000",
+            "--limit-concurrency",
+            "4294967295",
+        ],
+        &[
+            "throttle",
+            "--clients",
+            "100000",
+            "--limit-burst",
+            "1000000",
+            "--timeout",
+            "1d",
+        ],
     ];
     let policies = [
         "exponential-full-jitter",
@@ -383,6 +401,15 @@ fn the_estimate_is_within_twice_the_measured_events_and_peak_memory() {
             "3",
             "--rate",
             "200",
+        ],
+        &[
+            "throttle",
+            "--policy",
+            "exponential-full-jitter",
+            "--clients",
+            "20000",
+            "--limit-rate",
+            "500",
         ],
     ];
     for run in runs {

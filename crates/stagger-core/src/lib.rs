@@ -34,6 +34,7 @@ pub mod duration;
 pub mod engine;
 pub mod error;
 pub mod failure;
+pub mod gate;
 pub mod policy;
 pub mod preset;
 pub mod retry_after;

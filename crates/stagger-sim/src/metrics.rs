@@ -211,6 +211,11 @@ impl Metrics {
             recovery_load: None,
             tail_goodput_ratio: None,
             recovery_ms: None,
+            served_share: None,
+            rejected_per_success: None,
+            early_retries: None,
+            dispersal: None,
+            gate: None,
         }
     }
 }
@@ -263,6 +268,22 @@ pub struct ResultRow {
     /// `null` if it never did.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recovery_ms: Option<Option<f64>>,
+    /// `throttle`: requests served within their deadline, as a share of all requests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub served_share: Option<f64>,
+    /// `throttle`: attempts the server refused, per request served.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected_per_success: Option<f64>,
+    /// `throttle`: retries that reached the server before the time it gave their client. It
+    /// must be 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_retries: Option<u64>,
+    /// `throttle`: what the clients added above the server's wait.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispersal: Option<&'static str>,
+    /// `throttle`: whether the clients shared a gate for the destination.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<bool>,
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ use crate::workload::open_loop::{self, OpenLoop};
 use crate::workload::outage::Outage;
 use crate::workload::serial::{self, Serial};
 use crate::workload::spike::{self, Ramp, Spike};
+use crate::workload::throttle::{self, RetryAfterForm, Throttle};
 
 /// A labelled result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -91,8 +92,87 @@ pub struct Scoreboard {
     pub spike_goodput: Vec<Series>,
     /// W4's ramp, the same strategies.
     pub ramp: Vec<Labelled>,
+    /// The 429 storm: every dispersal rule under every form of `Retry-After`, over
+    /// [`THROTTLE_SEEDS`] seeds.
+    pub throttle: Vec<ThrottlePoint>,
     /// Each published result beside ours.
     pub fidelity: Vec<Finding>,
+}
+
+/// The world seeds (from the board's seed on) each throttle figure is averaged over.
+pub const THROTTLE_SEEDS: u64 = 20;
+
+/// One dispersal rule under one form of `Retry-After` on the `throttle` workload's defaults
+/// (20 requests at once, 5 requests/s, a 3 s deadline), over [`THROTTLE_SEEDS`] seeds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ThrottlePoint {
+    /// What the clients add above the server's wait.
+    pub dispersal: &'static str,
+    /// How the server states its wait.
+    pub retry_after: &'static str,
+    /// Whether the clients shared a gate for the destination.
+    pub gate: bool,
+    /// Requests served within the deadline, of 20: the mean over the seeds.
+    pub served: f64,
+    /// The fewest and the most served in any seed.
+    pub served_range: (u64, u64),
+    /// Refused attempts per request served, over all the seeds' runs.
+    pub rejected_per_success: f64,
+    /// The busiest 10 ms's share of all retries: the mean over the seeds.
+    pub peak_window_share: f64,
+    /// Retries that reached the server before the time it gave their client, in all runs.
+    pub early_retries: u64,
+}
+
+/// The `throttle` figures: every dispersal rule under every `Retry-After` form.
+///
+/// # Errors
+///
+/// A [`SimError`] if a run fails, which would be a bug in the defaults.
+pub fn throttle_points(seed: u64) -> Result<Vec<ThrottlePoint>, SimError> {
+    use stagger_core::engine::Dispersal;
+    let jobs: Vec<(bool, RetryAfterForm, Dispersal)> = [false, true]
+        .into_iter()
+        .flat_map(|gate| {
+            RetryAfterForm::ALL
+                .into_iter()
+                .flat_map(move |form| Dispersal::ALL.map(|d| (gate, form, d)))
+        })
+        .collect();
+    let strategy = throttle::trial_strategy();
+    parallel(jobs, |&(gate, form, dispersal)| {
+        let model = Throttle {
+            dispersal,
+            retry_after_form: form,
+            gate,
+            ..Throttle::default()
+        };
+        let (mut served, mut range, mut rejected, mut peak, mut early) =
+            (0u64, (u64::MAX, 0u64), 0.0f64, 0.0f64, 0u64);
+        for s in seed..seed.saturating_add(THROTTLE_SEEDS) {
+            let row = model.run(&strategy, s)?;
+            served += row.successes;
+            range = (range.0.min(row.successes), range.1.max(row.successes));
+            rejected += row.rejected_per_success.unwrap_or(0.0) * row.successes as f64;
+            peak += row.peak_window_share;
+            early += row.early_retries.unwrap_or(0);
+        }
+        let n = THROTTLE_SEEDS as f64;
+        Ok(ThrottlePoint {
+            dispersal: dispersal.name(),
+            retry_after: form.name(),
+            gate,
+            served: served as f64 / n,
+            served_range: range,
+            rejected_per_success: if served == 0 {
+                0.0
+            } else {
+                rejected / served as f64
+            },
+            peak_window_share: peak / n,
+            early_retries: early,
+        })
+    })
 }
 
 /// A progress callback: told the name of each part as it starts.
@@ -307,8 +387,11 @@ impl Scoreboard {
             spike,
             spike_goodput,
             ramp,
+            throttle: Vec::new(),
             fidelity: Vec::new(),
         };
+        progress("throttle");
+        board.throttle = throttle_points(seed)?;
         board.fidelity = board.findings();
         Ok(board)
     }
@@ -426,6 +509,29 @@ impl Scoreboard {
                 Some((
                     format!("tail goodput ratio {nb:.3} without backoff, {jb:.3} with"),
                     nb < 0.5 && jb < 0.5,
+                ))
+            })(),
+        );
+        let storm = |dispersal: &str| {
+            self.throttle.iter().find(|p| {
+                !p.gate && p.dispersal == dispersal && p.retry_after == RetryAfterForm::Fixed.name()
+            })
+        };
+        push(
+            "throttle",
+            "a trial against nginx's limit_req (5 r/s, burst 0, 429 with Retry-After: 1), 20 concurrent GETs, full jitter 100 ms / 2 s / 4 attempts, a 3 s deadline: a client that takes the server's wait as a floor serves 3 of 20; spread by U(0, Retry-After) above it, 8 to 10; never a retry before the server's time",
+            (|| {
+                let (floor, spread) = (storm("floor")?, storm("uniform-asked")?);
+                Some((
+                    format!(
+                        "floor {:.1} of 20, uniform-asked {:.1} of 20 (means over {THROTTLE_SEEDS} seeds), {} early retries",
+                        floor.served,
+                        spread.served,
+                        floor.early_retries + spread.early_retries
+                    ),
+                    (floor.served - 3.0).abs() <= 0.5
+                        && (7.5..=10.5).contains(&spread.served)
+                        && floor.early_retries + spread.early_retries == 0,
                 ))
             })(),
         );
@@ -704,6 +810,7 @@ mod tests {
             spike: Vec::new(),
             spike_goodput: Vec::new(),
             ramp: Vec::new(),
+            throttle: Vec::new(),
             fidelity: Vec::new(),
         }
     }
@@ -711,7 +818,7 @@ mod tests {
     #[test]
     fn a_finding_without_its_rows_is_listed_and_not_reproduced() {
         let findings = empty().findings();
-        assert_eq!(findings.len(), 18);
+        assert_eq!(findings.len(), 19);
         for f in &findings {
             assert!(!f.reproduced, "{}", f.published);
             assert!(f.ours.starts_with("not measured"), "{}", f.ours);

@@ -159,8 +159,14 @@ fn every_override_is_refused_where_it_does_not_apply() {
         window: Some(Duration::from_millis(10)),
         timeout: Some(Duration::from_secs(1)),
         retry_after: Some(Duration::from_secs(1)),
+        limit_rate: Some(5.0),
+        limit_burst: Some(1),
+        limit_concurrency: Some(1),
+        retry_after_form: Some(stagger_sim::workload::throttle::RetryAfterForm::Exact),
+        dispersal: Some(stagger_core::engine::Dispersal::Floor),
+        gate: Some(true),
     };
-    assert_eq!(all.given().len(), 8, "every field is listed");
+    assert_eq!(all.given().len(), 14, "every field is listed");
     assert!(Overrides::default().given().is_empty());
     // The herd takes clients and window only: each other override is named when refused.
     for param in all.given() {
@@ -174,6 +180,12 @@ fn every_override_is_refused_where_it_does_not_apply() {
             "window" => one.window = all.window,
             "timeout" => one.timeout = all.timeout,
             "retry_after" => one.retry_after = all.retry_after,
+            "limit_rate" => one.limit_rate = all.limit_rate,
+            "limit_burst" => one.limit_burst = all.limit_burst,
+            "limit_concurrency" => one.limit_concurrency = all.limit_concurrency,
+            "retry_after_form" => one.retry_after_form = all.retry_after_form,
+            "dispersal" => one.dispersal = all.dispersal,
+            "gate" => one.gate = all.gate,
             other => panic!("unexpected override {other}"),
         }
         let result = WorkloadKind::Herd.run(&one, &strategy, 1);

@@ -61,6 +61,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             );
             fs::write(pages.join(format!("{kind}.md")), page)?;
         }
+        fs::write(
+            dir.join("server-waits.md"),
+            scoreboard_md::server_waits_page(&board.throttle, args.seed),
+        )?;
     }
     if let Some(readme) = &args.readme {
         update_readme(readme, &scoreboard_md::summary(&board))?;

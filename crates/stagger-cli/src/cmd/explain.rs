@@ -11,7 +11,8 @@ use crate::flags::Failure;
 /// Flags of `stagger explain`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A policy (see `stagger policies`), a preset or a budget (see `stagger budgets`).
+    /// A policy (see `stagger policies`), a preset, a budget (see `stagger budgets`), or
+    /// `server-waits`.
     #[arg(value_name = "NAME")]
     name: String,
 }
@@ -22,6 +23,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         let figures = stagger_sim::scoreboard::policy_figures(kind, 1)
             .map_err(|e| Failure::Usage(e.to_string()))?;
         out.write_all(crate::scoreboard_md::policy_figures(&figures, 1).as_bytes())?;
+        return Ok(());
+    }
+    if args.name == "server-waits" {
+        let points = stagger_sim::scoreboard::throttle_points(1)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        out.write_all(crate::scoreboard_md::server_waits_page(&points, 1).as_bytes())?;
         return Ok(());
     }
     let preset = Preset::named(&args.name).ok();
@@ -39,7 +46,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if preset.is_none() && budget.is_none() {
         return Err(Failure::Usage(format!(
-            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}",
+            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}; or server-waits",
             args.name,
             PolicyKind::names().join(", "),
             Preset::names().join(", "),

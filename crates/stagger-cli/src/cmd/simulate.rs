@@ -6,7 +6,9 @@ use std::time::Duration;
 use clap::ValueEnum;
 use serde::Serialize;
 use stagger_core::budget::BudgetKind;
+use stagger_core::engine::Dispersal;
 use stagger_core::{AnyConfig, Clock, MonotonicClock, Preset};
+use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
 use crate::cmd::schedule::Overrides as PolicyOverrides;
@@ -17,7 +19,7 @@ use crate::render::{self, Table};
 /// Flags of `stagger simulate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The workload: herd, outage, contention, open-loop, serial, spike, ramp.
+    /// The workload: herd, outage, contention, open-loop, serial, spike, ramp, throttle.
     #[arg(long, value_name = "NAME")]
     workload: String,
     /// Policies, comma-separated: catalog names, preset names, or
@@ -48,12 +50,35 @@ pub(crate) struct Args {
     /// The window of the peak retry share (default 10ms).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     window: Option<Duration>,
-    /// One end-to-end deadline per request, from its first attempt (outage).
+    /// One end-to-end deadline per request, from its first attempt (outage, throttle).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     timeout: Option<Duration>,
-    /// Make the dependency throttle while down, answering 503 with this Retry-After (outage).
+    /// Make the dependency throttle while down, answering 503 with this Retry-After (outage);
+    /// the wait a refusal tells (throttle; default 1s).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     retry_after: Option<Duration>,
+    /// The rate limiter's rate, in requests per second (throttle; default 5).
+    #[arg(long, value_name = "R", allow_negative_numbers = true)]
+    limit_rate: Option<f64>,
+    /// The rate limiter's tokens: 1 admits one request per 1/rate (throttle; default 1).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    limit_burst: Option<u32>,
+    /// A concurrency limiter with this many requests in service, answering 503, in place of
+    /// the rate limiter (throttle).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    limit_concurrency: Option<u32>,
+    /// How a refusal states its wait: fixed, exact, fixed-rounded or exact-rounded
+    /// (throttle; default fixed, the --retry-after value).
+    #[arg(long, value_name = "FORM", value_parser = retry_after_form)]
+    retry_after_form: Option<RetryAfterForm>,
+    /// What a client adds above a server's wait: floor, policy-above or uniform-asked
+    /// (throttle; default uniform-asked).
+    #[arg(long, value_name = "RULE", value_parser = dispersal)]
+    dispersal: Option<Dispersal>,
+    /// The clients share one gate for the destination: once one is throttled, every call
+    /// waits for a paced slot of its own (throttle).
+    #[arg(long)]
+    gate: bool,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
     /// Refuse, before it starts, a run estimated to need more memory than this, such as
@@ -159,6 +184,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         window: args.window,
         timeout: args.timeout,
         retry_after: args.retry_after,
+        limit_rate: args.limit_rate,
+        limit_burst: args.limit_burst,
+        limit_concurrency: args.limit_concurrency,
+        retry_after_form: args.retry_after_form,
+        dispersal: args.dispersal,
+        gate: args.gate.then_some(true),
     };
     if args.plot.is_some()
         && !matches!(
@@ -409,4 +440,17 @@ fn cells(row: &ResultRow) -> Vec<String> {
         opt(row.completion_ms),
         opt(row.tail_goodput_ratio),
     ]
+}
+
+/// A `--retry-after-form` value.
+fn retry_after_form(text: &str) -> Result<RetryAfterForm, String> {
+    text.parse().map_err(|e: SimError| e.to_string())
+}
+
+/// A `--dispersal` value.
+fn dispersal(text: &str) -> Result<Dispersal, String> {
+    Dispersal::ALL
+        .into_iter()
+        .find(|d| d.name() == text)
+        .ok_or_else(|| "one of floor, policy-above, uniform-asked".to_owned())
 }

@@ -78,6 +78,10 @@ pub enum Dispersal {
 }
 
 impl Dispersal {
+    /// The page on server-directed waits, as `stagger explain server-waits` prints it and
+    /// `stagger bench` writes it to `docs/server-waits.md` with its measured figures.
+    pub const PAGE: &'static str = include_str!("server_waits.md");
+
     /// Every candidate, in the order of the measured table.
     pub const ALL: [Self; 3] = [Self::Floor, Self::PolicyAbove, Self::UniformAsked];
 

@@ -53,6 +53,30 @@ impl Call {
     }
 
     /// Attempts begun so far.
+    /// Gives the request a generator of its own for the spread above a server's wait
+    /// ([`Dispersal`](stagger_core::engine::Dispersal)), as the executors do.
+    pub(crate) fn spread(mut self, rng: SeededRng) -> Self {
+        self.run.set_rng(rng);
+        self
+    }
+
+    /// The request's deadline, if it has one.
+    pub(crate) fn deadline(&self) -> Option<Nanos> {
+        self.run.deadline().map(|d| nanos(d.since_origin()))
+    }
+
+    /// Ends the request at `now`, before its next attempt, for `reason` (recorded); a retry
+    /// its budget granted goes back.
+    pub(crate) fn give_up(
+        &mut self,
+        now: Nanos,
+        reason: stagger_core::engine::StopReason,
+        metrics: &mut Metrics,
+    ) {
+        let stopped = self.run.abandon(at(now), reason);
+        metrics.gave_up(stopped.reason);
+    }
+
     pub(crate) fn attempts(&self) -> u32 {
         self.run.attempts()
     }

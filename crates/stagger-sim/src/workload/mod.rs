@@ -9,10 +9,13 @@ pub mod outage;
 pub mod serial;
 mod slots;
 pub mod spike;
+pub mod throttle;
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+
+use stagger_core::engine::Dispersal;
 
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -40,6 +43,18 @@ pub struct Overrides {
     /// The wait a throttling dependency asks for in every failed answer, as `Retry-After`
     /// (`outage`).
     pub retry_after: Option<Duration>,
+    /// A rate limiter's rate, per second (`throttle`).
+    pub limit_rate: Option<f64>,
+    /// A rate limiter's tokens (`throttle`).
+    pub limit_burst: Option<u32>,
+    /// A concurrency limiter in place of the rate limiter (`throttle`).
+    pub limit_concurrency: Option<u32>,
+    /// How a refusal states its wait (`throttle`).
+    pub retry_after_form: Option<throttle::RetryAfterForm>,
+    /// What clients add above a server's wait (`throttle`).
+    pub dispersal: Option<Dispersal>,
+    /// Whether the clients share a gate for the destination (`throttle`).
+    pub gate: Option<bool>,
 }
 
 impl Overrides {
@@ -59,6 +74,12 @@ impl Overrides {
             window,
             timeout,
             retry_after,
+            limit_rate,
+            limit_burst,
+            limit_concurrency,
+            retry_after_form,
+            dispersal,
+            gate,
         } = self;
         [
             ("clients", clients.is_some()),
@@ -69,6 +90,12 @@ impl Overrides {
             ("window", window.is_some()),
             ("timeout", timeout.is_some()),
             ("retry_after", retry_after.is_some()),
+            ("limit_rate", limit_rate.is_some()),
+            ("limit_burst", limit_burst.is_some()),
+            ("limit_concurrency", limit_concurrency.is_some()),
+            ("retry_after_form", retry_after_form.is_some()),
+            ("dispersal", dispersal.is_some()),
+            ("gate", gate.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -231,11 +258,13 @@ pub enum WorkloadKind {
     Spike,
     /// [`spike`]: the same server under a ramp.
     Ramp,
+    /// [`throttle`]: a 429 storm against a rate limiter.
+    Throttle,
 }
 
 impl WorkloadKind {
     /// Every workload.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Herd,
         Self::Outage,
         Self::Contention,
@@ -243,6 +272,7 @@ impl WorkloadKind {
         Self::Serial,
         Self::Spike,
         Self::Ramp,
+        Self::Throttle,
     ];
 
     /// The workload's name.
@@ -256,6 +286,7 @@ impl WorkloadKind {
             Self::Serial => "serial",
             Self::Spike => "spike",
             Self::Ramp => "ramp",
+            Self::Throttle => "throttle",
         }
     }
 
@@ -309,6 +340,7 @@ impl WorkloadKind {
             Self::Serial => go::<serial::Serial>(overrides, strategy, seed, max_events),
             Self::Spike => go::<spike::Spike>(overrides, strategy, seed, max_events),
             Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed, max_events),
+            Self::Throttle => go::<throttle::Throttle>(overrides, strategy, seed, max_events),
         }
     }
 
@@ -337,6 +369,7 @@ impl WorkloadKind {
             Self::Serial => go::<serial::Serial>(overrides, strategy),
             Self::Spike => go::<spike::Spike>(overrides, strategy),
             Self::Ramp => go::<spike::Ramp>(overrides, strategy),
+            Self::Throttle => go::<throttle::Throttle>(overrides, strategy),
         }
     }
 }

@@ -1,0 +1,271 @@
+//! [`Gate`]: one shared pacer per destination, so that calls told "not before T" come back one
+//! at a time.
+//!
+//! A rate limiter that refuses a fleet tells each client the same time. Spreading each client's
+//! retry at random above that time ([`Dispersal`](crate::engine::Dispersal)) avoids a single
+//! wave, but arrivals at random still leave slots empty and collide in others. A gate shared by
+//! every call to one destination (an `Arc<Gate>`, like a budget) does better: once any call to
+//! it is throttled, every other call to it, first attempts included, waits for a slot of its
+//! own, and the slots are paced.
+//!
+//! Pacing learns the destination's rate from what it answers: a slot starts a quarter of the
+//! server's wait after the one before; each call served in a slot shortens the spacing by a
+//! tenth, each call throttled in one doubles it (up to the server's wait). A destination that
+//! stops throttling is forgotten one server wait after its last slot. The set of destinations
+//! is bounded: a gate holds at most `capacity` of them and forgets the one idle longest to make
+//! room, so a flood of distinct hosts cannot grow its memory.
+//!
+//! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
+//! clock and in the simulator.
+//!
+//! ```
+//! use std::time::Duration;
+//! use stagger_core::gate::{Gate, Slot};
+//! use stagger_core::Timestamp;
+//!
+//! let gate = Gate::new(64)?;
+//! let t0 = Timestamp::ZERO;
+//! assert_eq!(gate.slot("api.example", t0, None), Slot::Now); // nothing known: go
+//! gate.throttled("api.example", t0, Duration::from_secs(1)); // a 429, "1 second"
+//! // Every later call waits for a slot of its own, a quarter of a second apart.
+//! let at = |ms| Timestamp::from_duration(Duration::from_millis(ms));
+//! assert_eq!(gate.slot("api.example", t0, None), Slot::At(at(1_000)));
+//! assert_eq!(gate.slot("api.example", t0, None), Slot::At(at(1_250)));
+//! // A slot past the caller's deadline is not taken.
+//! assert_eq!(gate.slot("api.example", t0, Some(at(1_400))), Slot::PastDeadline(at(1_500)));
+//! // Other destinations are not held up.
+//! assert_eq!(gate.slot("cdn.example", t0, None), Slot::Now);
+//! # Ok::<(), stagger_core::ConfigError>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::clock::Timestamp;
+use crate::error::ConfigError;
+
+/// When a call may be sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Now: the destination is not being paced, or its next slot has come.
+    Now,
+    /// At this time, reserved for this call.
+    At(Timestamp),
+    /// Not before this time, which is past the caller's deadline: nothing was reserved.
+    PastDeadline(Timestamp),
+}
+
+/// What the gate knows of one destination.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    /// No call before this time: the latest wait a server gave before pacing began.
+    closed_until: Timestamp,
+    /// The latest slot handed out.
+    last_slot: Option<Timestamp>,
+    /// The time between slots.
+    spacing: Duration,
+    /// The server's latest wait: the longest spacing, and how long an idle entry is kept.
+    asked: Duration,
+    /// The last time the entry was used.
+    touched: Timestamp,
+}
+
+impl Entry {
+    /// The time after which the entry is of no use: one server wait after its last slot.
+    fn idle_after(&self) -> Timestamp {
+        self.last_slot
+            .unwrap_or(self.closed_until)
+            .max(self.closed_until)
+            .saturating_add(self.asked)
+    }
+}
+
+/// One pacer per destination, shared by every call to any of them. See the [module
+/// docs](self).
+#[derive(Debug)]
+pub struct Gate {
+    capacity: usize,
+    table: Mutex<BTreeMap<Box<str>, Entry>>,
+}
+
+/// The first spacing is this fraction of the server's wait.
+const FIRST_SPACING: u32 = 4;
+/// A call served in its slot shortens the spacing to this many tenths.
+const SHORTEN_TENTHS: u32 = 9;
+
+impl Gate {
+    /// The most destinations a gate may hold.
+    pub const MAX_CAPACITY: usize = 1 << 20;
+
+    /// A gate that remembers up to `capacity` destinations (1 to [`Gate::MAX_CAPACITY`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::OutOfRange`] for a capacity of 0 or above the maximum.
+    pub fn new(capacity: usize) -> Result<Self, ConfigError> {
+        if capacity == 0 || capacity > Self::MAX_CAPACITY {
+            return Err(ConfigError::OutOfRange {
+                param: "capacity",
+                value: capacity as f64,
+                allowed: "between 1 and 1048576 destinations",
+            });
+        }
+        Ok(Self {
+            capacity,
+            table: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    fn table(&self) -> MutexGuard<'_, BTreeMap<Box<str>, Entry>> {
+        // Every update leaves the table valid, so a poisoned lock is safe to reuse.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The destinations the gate holds now.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.table().len()
+    }
+
+    /// Whether the gate holds no destination.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.table().is_empty()
+    }
+
+    /// When a call to `key` asked for at `now` may be sent: now, at a slot reserved for it, or
+    /// not before a time past `deadline` (then nothing is reserved, and the caller gives up).
+    pub fn slot(&self, key: &str, now: Timestamp, deadline: Option<Timestamp>) -> Slot {
+        let mut table = self.table();
+        let Some(entry) = table.get_mut(key) else {
+            return Slot::Now;
+        };
+        if now >= entry.idle_after() {
+            table.remove(key);
+            return Slot::Now;
+        }
+        let next = entry
+            .last_slot
+            .map_or(entry.closed_until, |last| {
+                last.saturating_add(entry.spacing)
+            })
+            .max(entry.closed_until);
+        if now >= next {
+            entry.last_slot = Some(now);
+            entry.touched = now;
+            return Slot::Now;
+        }
+        if deadline.is_some_and(|d| next >= d) {
+            return Slot::PastDeadline(next);
+        }
+        entry.last_slot = Some(next);
+        entry.touched = now;
+        Slot::At(next)
+    }
+
+    /// A call to `key` was told at `now` not to come back before `wait` has passed (a 429 or
+    /// 503 with a server wait).
+    pub fn throttled(&self, key: &str, now: Timestamp, wait: Duration) {
+        let mut table = self.table();
+        if let Some(entry) = table.get_mut(key) {
+            entry.asked = wait;
+            entry.touched = now;
+            match entry.last_slot {
+                // Throttled in its slot: the slots are too close.
+                Some(_) => entry.spacing = entry.spacing.saturating_mul(2).min(wait),
+                // Not paced yet: the first refusals of a wave close the gate until the latest.
+                None => entry.closed_until = entry.closed_until.max(now.saturating_add(wait)),
+            }
+            return;
+        }
+        if table.len() >= self.capacity {
+            // Forget the destination idle longest.
+            if let Some(oldest) = table
+                .iter()
+                .min_by_key(|(_, e)| e.touched)
+                .map(|(k, _)| k.clone())
+            {
+                table.remove(&oldest);
+            }
+        }
+        table.insert(
+            key.into(),
+            Entry {
+                closed_until: now.saturating_add(wait),
+                last_slot: None,
+                spacing: wait / FIRST_SPACING,
+                asked: wait,
+                touched: now,
+            },
+        );
+    }
+
+    /// A call to `key` was served at `now`: if the destination is paced, its slots come a
+    /// little closer.
+    pub fn served(&self, key: &str, now: Timestamp) {
+        if let Some(entry) = self.table().get_mut(key)
+            && entry.last_slot.is_some()
+        {
+            entry.spacing = entry.spacing * SHORTEN_TENTHS / 10;
+            entry.touched = now;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(ms: u64) -> Timestamp {
+        Timestamp::from_duration(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn slots_are_paced_learn_from_answers_and_expire() {
+        let gate = Gate::new(4).unwrap();
+        gate.throttled("a", ms(0), Duration::from_secs(1));
+        gate.throttled("a", ms(5), Duration::from_secs(1));
+        // The wave's latest refusal closes the gate.
+        assert_eq!(gate.slot("a", ms(10), None), Slot::At(ms(1_005)));
+        assert_eq!(gate.slot("a", ms(10), None), Slot::At(ms(1_255)));
+        // Served in its slot: the next comes a tenth sooner.
+        gate.served("a", ms(1_256));
+        assert_eq!(gate.slot("a", ms(1_256), None), Slot::At(ms(1_480)));
+        // Throttled in its slot: the spacing doubles, up to the server's wait.
+        gate.throttled("a", ms(1_481), Duration::from_secs(1));
+        assert_eq!(gate.slot("a", ms(1_481), None), Slot::At(ms(1_930)));
+        // A call after the next slot goes at once and takes it.
+        assert_eq!(gate.slot("a", ms(2_500), None), Slot::Now);
+        // One server wait after the last slot, the destination is forgotten.
+        assert_eq!(gate.slot("a", ms(3_500), None), Slot::Now);
+        assert!(gate.is_empty());
+    }
+
+    #[test]
+    fn the_set_of_destinations_is_bounded() {
+        let gate = Gate::new(3).unwrap();
+        for (i, host) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
+            gate.throttled(host, ms(i as u64), Duration::from_secs(60));
+        }
+        assert_eq!(gate.len(), 3);
+        // The two idle longest were forgotten.
+        assert_eq!(gate.slot("a", ms(10), None), Slot::Now);
+        assert_eq!(gate.slot("b", ms(10), None), Slot::Now);
+        assert!(matches!(gate.slot("e", ms(10), None), Slot::At(_)));
+        assert!(Gate::new(0).is_err());
+        assert!(Gate::new(Gate::MAX_CAPACITY + 1).is_err());
+    }
+
+    #[test]
+    fn huge_waits_saturate() {
+        let gate = Gate::new(1).unwrap();
+        gate.throttled("a", Timestamp::MAX, Duration::MAX);
+        gate.throttled("a", Timestamp::MAX, Duration::MAX);
+        assert_eq!(
+            gate.slot("a", ms(0), Some(ms(1))),
+            Slot::PastDeadline(Timestamp::MAX)
+        );
+        gate.served("a", Timestamp::MAX);
+    }
+}
