@@ -16,7 +16,8 @@
 //! room, so a flood of distinct hosts cannot grow its memory.
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
-//! clock and in the simulator.
+//! clock and in the simulator. The simulator's `throttle` workload drives it (`stagger simulate
+//! --workload throttle --gate`); the executors and the HTTP layers do not take a gate yet.
 //!
 //! ```
 //! use std::time::Duration;
