@@ -9,8 +9,10 @@
 //! own, and the slots are paced.
 //!
 //! Pacing learns the destination's rate from what it answers: a slot starts a quarter of the
-//! server's wait after the one before; each call served in a slot shortens the spacing by a
-//! tenth, each call throttled in one doubles it (up to the server's wait). A destination that
+//! server's wait after the one before; each call served while the destination is paced
+//! shortens the spacing by a tenth (never below 1/64 of the server's wait), and each call
+//! throttled then doubles it (at least a quarter, at most all of the server's wait). A server
+//! that asks for a longer wait than before closes the gate for that long. A destination that
 //! stops throttling is forgotten one server wait after its last slot. The set of destinations
 //! is bounded: a gate holds at most `capacity` of them and forgets the one idle longest to make
 //! room, so a flood of distinct hosts cannot grow its memory.
@@ -94,10 +96,12 @@ pub struct Gate {
 const FIRST_SPACING: u32 = 4;
 /// A call served in its slot shortens the spacing to this many tenths.
 const SHORTEN_TENTHS: u32 = 9;
+/// The spacing never falls below the server's wait divided by this.
+const MIN_SPACING_DIVISOR: u32 = 64;
 
 impl Gate {
-    /// The most destinations a gate may hold.
-    pub const MAX_CAPACITY: usize = 1 << 20;
+    /// The most destinations a gate may hold. Making room scans the table, under the lock.
+    pub const MAX_CAPACITY: usize = 1 << 16;
 
     /// A gate that remembers up to `capacity` destinations (1 to [`Gate::MAX_CAPACITY`]).
     ///
@@ -109,7 +113,7 @@ impl Gate {
             return Err(ConfigError::OutOfRange {
                 param: "capacity",
                 value: capacity as f64,
-                allowed: "between 1 and 1048576 destinations",
+                allowed: "between 1 and 65536 destinations",
             });
         }
         Ok(Self {
@@ -169,15 +173,30 @@ impl Gate {
     /// 503 with a server wait).
     pub fn throttled(&self, key: &str, now: Timestamp, wait: Duration) {
         let mut table = self.table();
+        // A destination idle for a whole server wait starts afresh.
+        if table.get(key).is_some_and(|e| now >= e.idle_after()) {
+            table.remove(key);
+        }
         if let Some(entry) = table.get_mut(key) {
-            entry.asked = wait;
+            let until = now.saturating_add(wait);
             entry.touched = now;
             match entry.last_slot {
-                // Throttled in its slot: the slots are too close.
-                Some(_) => entry.spacing = entry.spacing.saturating_mul(2).min(wait),
+                // Throttled while paced: the slots are too close. A server that now asks for a
+                // longer wait than before closes the gate for that long.
+                Some(_) => {
+                    entry.spacing = entry
+                        .spacing
+                        .saturating_mul(2)
+                        .max(wait / FIRST_SPACING)
+                        .min(wait);
+                    if wait > entry.asked {
+                        entry.closed_until = entry.closed_until.max(until);
+                    }
+                }
                 // Not paced yet: the first refusals of a wave close the gate until the latest.
-                None => entry.closed_until = entry.closed_until.max(now.saturating_add(wait)),
+                None => entry.closed_until = entry.closed_until.max(until),
             }
+            entry.asked = wait;
             return;
         }
         if table.len() >= self.capacity {
@@ -208,7 +227,9 @@ impl Gate {
         if let Some(entry) = self.table().get_mut(key)
             && entry.last_slot.is_some()
         {
-            entry.spacing = entry.spacing * SHORTEN_TENTHS / 10;
+            // Divided first, so that a huge spacing cannot overflow; never below the floor.
+            let shorter = entry.spacing / 10 * SHORTEN_TENTHS;
+            entry.spacing = shorter.max(entry.asked / MIN_SPACING_DIVISOR);
             entry.touched = now;
         }
     }
@@ -268,5 +289,32 @@ mod tests {
             Slot::PastDeadline(Timestamp::MAX)
         );
         gate.served("a", Timestamp::MAX);
+        // Paced, with a near-maximal spacing: a success must not overflow it.
+        let gate = Gate::new(1).unwrap();
+        gate.throttled("a", ms(0), Duration::MAX / 2);
+        assert!(matches!(gate.slot("a", ms(0), None), Slot::At(_)));
+        gate.served("a", ms(1));
+        gate.throttled("a", ms(2), Duration::MAX);
+        gate.served("a", ms(3));
+    }
+
+    #[test]
+    fn the_spacing_has_a_floor_a_longer_wait_closes_and_an_idle_entry_starts_afresh() {
+        let gate = Gate::new(1).unwrap();
+        gate.throttled("a", ms(0), Duration::from_secs(1));
+        assert_eq!(gate.slot("a", ms(0), None), Slot::At(ms(1_000)));
+        for i in 0..300 {
+            gate.served("a", ms(1_000 + i));
+        }
+        // 1/64 of the wait at least: no wave of callers at one instant.
+        let floor = Timestamp::from_nanos(1_015_625_000);
+        assert_eq!(gate.slot("a", ms(1_000), None), Slot::At(floor));
+        // The server now asks for 30 s: nobody comes back before.
+        gate.throttled("a", ms(1_020), Duration::from_secs(30));
+        assert!(matches!(gate.slot("a", ms(1_020), None), Slot::At(t) if t >= ms(31_020)));
+        // Idle for a whole wait after its last slot, a new storm starts from its own refusals.
+        let later = ms(200_000);
+        gate.throttled("a", later, Duration::from_secs(1));
+        assert_eq!(gate.slot("a", later, None), Slot::At(ms(201_000)));
     }
 }

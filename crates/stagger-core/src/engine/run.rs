@@ -116,9 +116,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// meet a server-directed wait cost no generator.
     #[inline(always)]
     pub fn wants_rng(&self, failure: &Failure) -> bool {
-        self.rng.is_none()
-            && self.dispersal == Dispersal::UniformAsked
-            && failure.retry_after().is_some()
+        self.rng.is_none() && self.dispersal != Dispersal::Floor && failure.retry_after().is_some()
     }
 
     /// Gives the run a generator, as [`with_rng`](Run::with_rng) does.

@@ -47,12 +47,14 @@ pub enum Nested {
 /// rate limiter that answers every client "1 second" makes all of them retry at the same
 /// instant under [`Floor`](Dispersal::Floor), and each such wave wins one slot. Whatever is
 /// added must fit the deadline with the floor: if the floor fits and the spread does not, the
-/// spread is drawn inside the time left instead.
+/// spread is drawn inside the time left instead (under [`Floor`](Dispersal::Floor), kept as
+/// most libraries have it, a `max(delay, asked)` that does not fit gives up).
 ///
-/// The random spread ([`UniformAsked`](Dispersal::UniformAsked)) draws from the run's
-/// generator ([`Run::with_rng`](super::Run::with_rng)); the executors give each run one. A
-/// run that has none adds the policy's delay instead, as
-/// [`PolicyAbove`](Dispersal::PolicyAbove) does.
+/// The random spread draws from the run's generator
+/// ([`Run::with_rng`](super::Run::with_rng)); the executors give each run one, seeded from
+/// process entropy, at its first server-directed wait. A run that has none adds the policy's
+/// delay instead, as [`PolicyAbove`](Dispersal::PolicyAbove) does, and fits it to the time left
+/// by a remainder rather than a draw.
 ///
 /// In a configuration file it is `server_wait_dispersal = "floor"`, `"policy-above"` or
 /// `"uniform-asked"`.

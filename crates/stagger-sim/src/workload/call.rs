@@ -52,7 +52,6 @@ impl Call {
         })
     }
 
-    /// Attempts begun so far.
     /// Gives the request a generator of its own for the spread above a server's wait
     /// ([`Dispersal`](stagger_core::engine::Dispersal)), as the executors do.
     pub(crate) fn spread(mut self, rng: SeededRng) -> Self {
@@ -77,6 +76,7 @@ impl Call {
         metrics.gave_up(stopped.reason);
     }
 
+    /// Attempts begun so far.
     pub(crate) fn attempts(&self) -> u32 {
         self.run.attempts()
     }

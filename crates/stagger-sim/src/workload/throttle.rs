@@ -412,7 +412,11 @@ impl Throttle {
                         Some(exact) => {
                             counts.rejected += 1;
                             let wait = self.retry_after_form.wait(fixed, exact);
-                            not_before[c as usize] = now.saturating_add(wait);
+                            // The client gets the answer one network delay from now and
+                            // must not send before the wait has passed from then: its retry
+                            // cannot reach the server before this.
+                            not_before[c as usize] =
+                                now.saturating_add(2 * ONE_WAY).saturating_add(wait);
                             let wait = Duration::from_nanos(wait);
                             let failure = if concurrency.is_some() {
                                 Failure::RetryAfter(wait)
