@@ -297,6 +297,7 @@ where
             settings,
             hooks,
             attempt_limit,
+            spread_rng,
         } = retry;
         let Hooks {
             classifier,
@@ -321,6 +322,9 @@ where
         };
         let mut run = Run::with_budget(policy, budget, settings, now);
         run.limit_attempts(attempt_limit);
+        if let Some(rng) = spread_rng {
+            run.set_rng(rng);
+        }
         if nesting::inside_an_attempt() {
             run.mark_nested();
         }

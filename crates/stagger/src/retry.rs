@@ -9,7 +9,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use stagger_core::engine::{Attempt, Nested, Settings};
-use stagger_core::{Failure, IntoPolicy, Timestamp};
+use stagger_core::{Failure, IntoPolicy, SeededRng, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
@@ -40,6 +40,8 @@ pub struct Retry<O, P, H = Hooks> {
     pub(crate) hooks: H,
     /// The most attempts the operation can make, whatever the policy says.
     pub(crate) attempt_limit: u32,
+    /// The generator of the spread above a server's wait, if the caller gave one.
+    pub(crate) spread_rng: Option<SeededRng>,
 }
 
 /// Retries the async operation `op` under `policy`: a configuration of the catalog, or a policy
@@ -154,7 +156,18 @@ impl<O, P, H> Retry<O, P, H> {
             settings: Settings::new(),
             hooks,
             attempt_limit: u32::MAX,
+            spread_rng: None,
         }
+    }
+
+    /// Draws the spread above a server-directed wait ([`Dispersal`](stagger_core::engine::Dispersal))
+    /// from `rng` rather than from a generator seeded from process entropy: with a seeded
+    /// policy and a manual clock, a run's every delay is then reproducible, `Retry-After`
+    /// included. Give each run its own generator ([`SeededRng::fork`]), so that runs do not
+    /// draw in step.
+    pub fn spread_rng(mut self, rng: SeededRng) -> Self {
+        self.spread_rng = Some(rng);
+        self
     }
 
     /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
@@ -329,6 +342,7 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
             settings: self.settings,
             hooks: f(self.hooks),
             attempt_limit: self.attempt_limit,
+            spread_rng: self.spread_rng,
         }
     }
 }

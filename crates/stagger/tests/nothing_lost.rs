@@ -470,3 +470,41 @@ fn three_layers_keep_the_facts_of_the_leaf() {
         (6, StopReason::AttemptLimit)
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// The spread above a server's wait is reproducible when its generator is given.
+
+#[test]
+fn a_seeded_spread_makes_every_delay_reproducible_retry_after_included() {
+    let waits = |seed: u64| {
+        let clock = ManualClock::new();
+        let sleeps = clock.clone();
+        let taken = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let log = std::rc::Rc::clone(&taken);
+        let _ = stagger::blocking::retry(
+            Immediate::new()
+                .with_max_attempts(4)
+                .build(SeededRng::new(1))
+                .unwrap(),
+            |_| Err::<(), _>(Failure::Throttled(Some(Duration::from_secs(1)))),
+        )
+        .classify(|f: &Failure| *f)
+        .clock(clock)
+        .sleeper(move |d: Duration| {
+            log.borrow_mut().push(d);
+            sleeps.advance(d);
+        })
+        .spread_rng(SeededRng::new(seed))
+        .call();
+        taken.take()
+    };
+    let first = waits(7);
+    assert_eq!(first.len(), 3);
+    assert!(
+        first
+            .iter()
+            .all(|w| (Duration::from_secs(1)..Duration::from_secs(2)).contains(w))
+    );
+    assert_eq!(first, waits(7), "the same generator, the same waits");
+    assert_ne!(first, waits(8), "another generator, other waits");
+}
