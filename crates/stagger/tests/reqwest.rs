@@ -626,14 +626,7 @@ async fn a_request_dropped_during_its_wait_gives_its_retry_back_to_the_budget() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_storm_disperses_above_the_floor_and_never_retries_early() {
     bounded(server::check_a_429_storm(|dispersal, timeout| {
-        // Full jitter, 10 ms base, 200 ms cap, 4 attempts: the nginx trial's policy, scaled.
-        let policy = ExponentialFullJitter::new()
-            .with_base(Duration::from_millis(10))
-            .with_cap(Duration::from_millis(200))
-            .with_max_attempts(4);
-        let settings = stagger::engine::Settings::new()
-            .with_timeout(timeout)
-            .with_dispersal(dispersal);
+        let (policy, settings) = server::storm_client(dispersal, timeout);
         let client = client(RetryMiddleware::new(policy).unwrap().settings(settings));
         move |url: String, i: u32| {
             let request = client.get(url).header("x-client", i.to_string()).send();

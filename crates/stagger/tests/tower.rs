@@ -922,14 +922,7 @@ async fn each_attempt_is_told_the_time_left_when_it_is_sent_after_a_slow_readine
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_storm_disperses_above_the_floor_and_never_retries_early() {
     bounded(server::check_a_429_storm(|dispersal, timeout| {
-        // Full jitter, 10 ms base, 200 ms cap, 4 attempts: the nginx trial's policy, scaled.
-        let policy = ExponentialFullJitter::new()
-            .with_base(Duration::from_millis(10))
-            .with_cap(Duration::from_millis(200))
-            .with_max_attempts(4);
-        let settings = stagger::engine::Settings::new()
-            .with_timeout(timeout)
-            .with_dispersal(dispersal);
+        let (policy, settings) = server::storm_client(dispersal, timeout);
         let service = RetryLayer::new(policy)
             .unwrap()
             .settings(settings)

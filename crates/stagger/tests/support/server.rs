@@ -349,6 +349,26 @@ fn http_date_formats_rfc_9110_examples() {
     assert_eq!(http_date(t), "Wed, 21 Oct 2015 07:28:00 GMT");
 }
 
+/// The nginx trial's policy, ten times faster: full jitter, 10 ms base, 200 ms cap, 4
+/// attempts; and the storm's settings, a `timeout` deadline and `dispersal`.
+#[allow(dead_code)] // Not every test binary that includes this server uses the limiter.
+pub(crate) fn storm_client(
+    dispersal: stagger::engine::Dispersal,
+    timeout: Duration,
+) -> (
+    stagger::policy::ExponentialFullJitter,
+    stagger::engine::Settings,
+) {
+    let policy = stagger::policy::ExponentialFullJitter::new()
+        .with_base(Duration::from_millis(10))
+        .with_cap(Duration::from_millis(200))
+        .with_max_attempts(4);
+    let settings = stagger::engine::Settings::new()
+        .with_timeout(timeout)
+        .with_dispersal(dispersal);
+    (policy, settings)
+}
+
 /// The 429 storm against `/limited`, for any client: `caller(dispersal, timeout)` makes a
 /// function that sends one GET to a URL as client `i` and says whether it was served. Runs 20
 /// concurrent requests with the floor alone, then three times with the default dispersal, and
