@@ -38,6 +38,16 @@ pub struct Estimate {
 }
 
 impl Estimate {
+    /// An estimate of `events` events and `bytes` bytes, worked out in `f64`: each rounded up
+    /// to a whole count, saturating ([`count`]).
+    #[must_use]
+    pub fn of(events: f64, bytes: f64) -> Self {
+        Self {
+            events: count(events),
+            bytes: count(bytes),
+        }
+    }
+
     /// The cost of running `self`, then `next`: the events add up, the memory of the first
     /// is freed before the second starts.
     #[must_use]

@@ -604,17 +604,7 @@ async fn a_request_dropped_during_its_wait_gives_its_retry_back_to_the_budget() 
             let cut = tokio::time::timeout(Duration::from_millis(300), request).await;
             assert!(cut.is_err());
         }
-        assert_eq!(server.count("/always503"), 3, "one attempt per request");
-        assert_eq!(
-            planned.load(Ordering::Relaxed),
-            3,
-            "each request's retry was granted"
-        );
-        assert_eq!(
-            bucket.tokens(),
-            10.0,
-            "no retry was sent, so none was paid for"
-        );
+        server::assert_unsent_retries_refunded(&server, &planned, &bucket);
     })
     .await;
 }

@@ -88,7 +88,7 @@ use super::call::{Call, Next};
 use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown};
+use crate::estimate::{Estimate, Plan, grown};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{Nanos, nanos};
 use crate::strategy::{SimPolicy, Strategy};
@@ -468,10 +468,7 @@ impl Workload for Contention {
             + 2.0 * leaves * size_of::<[u64; 2]>() as f64
             + grown(retries) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
-        Estimate {
-            events: count(writes),
-            bytes: count(bytes),
-        }
+        Estimate::of(writes, bytes)
     }
 
     fn run_within(

@@ -41,7 +41,7 @@ use super::{
 };
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
+use crate::estimate::{Estimate, Plan, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
@@ -231,10 +231,7 @@ impl Workload for OpenLoop {
             + (n + in_flight) * EventQueue::<Event>::bytes_per_pending()
             + grown(window) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
-        Estimate {
-            events: count(events),
-            bytes: count(bytes),
-        }
+        Estimate::of(events, bytes)
     }
 
     fn run_within(

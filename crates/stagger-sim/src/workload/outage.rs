@@ -172,10 +172,7 @@ impl Workload for Outage {
             + grown(window.min(attempts)) * Metrics::STORED_RETRY_BYTES as f64
             + strategy.budget_bytes() as f64
             + Metrics::fixed_bytes() as f64;
-        Estimate {
-            events: count(events),
-            bytes: count(bytes),
-        }
+        Estimate::of(events, bytes)
     }
 
     fn run_within(

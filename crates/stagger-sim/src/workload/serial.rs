@@ -38,7 +38,7 @@ use super::{
 };
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown, ns, peak};
+use crate::estimate::{Estimate, Plan, grown, ns, peak};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
@@ -244,10 +244,7 @@ impl Workload for Serial {
                 + EventQueue::<Event>::bytes_per_pending())
             + grown(window) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
-        Estimate {
-            events: count(events),
-            bytes: count(bytes),
-        }
+        Estimate::of(events, bytes)
     }
 
     fn run_within(

@@ -92,7 +92,7 @@ use super::slots::Slots;
 use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
+use crate::estimate::{Estimate, Plan, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::Strategy;
@@ -683,10 +683,7 @@ fn estimate(shape: &Shape, strategy: &Strategy) -> Estimate {
         + seconds * (4 * size_of::<u64>() + size_of::<f64>()) as f64
         + strategy.budget_bytes() as f64
         + Metrics::fixed_bytes() as f64;
-    Estimate {
-        events: count(events),
-        bytes: count(bytes),
-    }
+    Estimate::of(events, bytes)
 }
 
 fn simulate(

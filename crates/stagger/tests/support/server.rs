@@ -431,3 +431,25 @@ where
         "the default serves at least 6 of 20 on average: {spread:?}"
     );
 }
+
+/// After three requests to `/always503`, each cut during its first wait: one attempt each
+/// reached the server, each request's retry was granted (`planned`, counted by a notify hook),
+/// and the 10-token `bucket` got every one of them back.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) fn assert_unsent_retries_refunded(
+    server: &Server,
+    planned: &std::sync::atomic::AtomicU32,
+    bucket: &stagger::budget::TokenBucketBudget,
+) {
+    assert_eq!(server.count("/always503"), 3, "one attempt per request");
+    assert_eq!(
+        planned.load(std::sync::atomic::Ordering::Relaxed),
+        3,
+        "each request's retry was granted"
+    );
+    assert_eq!(
+        bucket.tokens(),
+        10.0,
+        "no retry was sent, so none was paid for"
+    );
+}
