@@ -244,7 +244,88 @@ pub(crate) fn document(board: &Scoreboard) -> String {
         throttle_intro(board.seed)
     );
     s.push_str(&throttle_table(&board.throttle));
+    let _ = writeln!(
+        s,
+        "\n## `partition`: partitioned budgets, one client calling a host that is down and one that is not\n\n{}",
+        partition_intro(board.seed)
+    );
+    s.push_str(&partition_table(&board.partition));
     s
+}
+
+/// What the partition table shows, and the commands behind it: every figure of the model and
+/// the strategy is read from their definitions.
+fn partition_intro(seed: u64) -> String {
+    use stagger_core::PolicyConfig;
+    use stagger_sim::workload::partition::{Partition, trial_strategy};
+    let model = Partition::default();
+    let strategy = trial_strategy();
+    let budget = strategy.budget.map_or_else(
+        || "no budget".to_owned(),
+        |b| format!("`{b}` ({})", b.summary()),
+    );
+    let policy = match strategy.policy {
+        stagger_sim::SimPolicy::Catalog(config) => format!(
+            "`{}`, {} attempts",
+            config.kind().name(),
+            config.max_attempts()
+        ),
+        other => format!("`{}`", other.name()),
+    };
+    format!(
+        "One client sends {} requests/s for {}, {} of them to host A, which is down for the \
+         whole run, the rest to host B, which fails {} of attempts independently; every \
+         failure is retryable. The policy is the AWS SDKs' standard retry mode (preset \
+         `aws-standard`: {policy}) and the budget their retry quota, {budget}: either one for \
+         both hosts (`shared`) or one per host (`partitioned`, \
+         `stagger_core::budget::Partitioned`, each host's budget starting full). Means per run over \
+         world seeds {seed} to {} (`stagger simulate --workload partition --policy \
+         aws-standard --budget aws-standard --budget-partition shared|partitioned --format \
+         json --seed N`, the figures under `host_a` and `host_b`; without `--budget` for the \
+         no-budget ceiling).\n",
+        model.rate,
+        stagger_core::duration::human(model.duration),
+        pct(model.share_down),
+        pct(model.failure_rate),
+        seed + stagger_sim::scoreboard::PARTITION_SEEDS - 1
+    )
+}
+
+/// The partition figures as a table.
+fn partition_table(points: &[stagger_sim::scoreboard::PartitionPoint]) -> String {
+    let one = |x: f64| format!("{x:.1}");
+    table(
+        &[
+            "Budget",
+            "Host B: success (range)",
+            "Host B: retries sent",
+            "Host B: refused",
+            "Host A: retries sent",
+            "Host A: refused",
+        ],
+        points
+            .iter()
+            .map(|p| {
+                vec![
+                    match (p.budget, p.budget_partition) {
+                        (Some(b), Some(mode)) => format!("`{b}`, {mode}"),
+                        (Some(b), None) => format!("`{b}`"),
+                        (None, _) => "no budget".to_owned(),
+                    },
+                    format!(
+                        "{} ({}-{})",
+                        pct(p.b_success_share),
+                        pct(p.b_success_range.0),
+                        pct(p.b_success_range.1)
+                    ),
+                    one(p.b_retries),
+                    one(p.b_refused),
+                    one(p.a_retries),
+                    one(p.a_refused),
+                ]
+            })
+            .collect(),
+    )
 }
 
 /// What the throttle table shows, and the command behind it.
@@ -294,16 +375,24 @@ fn throttle_table(points: &[stagger_sim::scoreboard::ThrottlePoint]) -> String {
     )
 }
 
-/// The server-directed waits page, with its measured figures.
+/// The server-directed waits page, with its measured figures: the `throttle` workload's, and
+/// the `partition` workload's for the other state kept per destination, the budget.
 pub(crate) fn server_waits_page(
     points: &[stagger_sim::scoreboard::ThrottlePoint],
+    partition: &[stagger_sim::scoreboard::PartitionPoint],
     seed: u64,
 ) -> String {
     format!(
-        "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}",
+        "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}\n\
+         ## Budgets per destination\n\nA gate is kept per destination; a retry budget can be \
+         too. A client that holds one budget for every host lets one host's outage spend the \
+         retries the others need; `stagger_core::budget::Partitioned` keeps one budget per \
+         destination, in a bounded set. From the simulator's `partition` workload. {}\n{}",
         stagger_core::engine::Dispersal::PAGE,
         throttle_intro(seed),
-        throttle_table(points)
+        throttle_table(points),
+        partition_intro(seed),
+        partition_table(partition)
     )
 }
 

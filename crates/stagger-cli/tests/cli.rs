@@ -613,3 +613,81 @@ fn the_throttle_workload_reports_its_keys_for_each_rule_and_refuses_foreign_flag
         );
     }
 }
+
+#[test]
+fn the_partition_workload_keeps_host_bs_retries_when_the_budget_is_per_host() {
+    let common = [
+        "simulate",
+        "--workload",
+        "partition",
+        "--policy",
+        "aws-standard",
+        "--budget",
+        "aws-standard",
+        "--format",
+        "json",
+    ];
+    let host_b = |mode: &str| {
+        let mut args = common.to_vec();
+        args.extend(["--budget-partition", mode]);
+        let doc = json(&args);
+        let row = doc["results"][0].clone();
+        assert_eq!(row["budget_partition"], mode);
+        for host in ["host_a", "host_b"] {
+            for key in ["requests", "successes", "retries", "refused"] {
+                assert!(row[host][key].is_u64(), "{mode}: {host}.{key} in {row}");
+            }
+        }
+        assert_eq!(row["host_a"]["successes"], 0, "{mode}: host A is down");
+        row["host_b"].clone()
+    };
+    let (shared, partitioned) = (host_b("shared"), host_b("partitioned"));
+    let share = |b: &Value| b["success_share"].as_f64().unwrap();
+    assert!(
+        share(&partitioned) > share(&shared) + 0.1,
+        "{shared} against {partitioned}"
+    );
+    assert_eq!(partitioned["refused"], 0);
+    assert!(shared["refused"].as_u64().unwrap() > 0, "{shared}");
+    // The default is a shared budget.
+    assert_eq!(json(&common)["results"][0]["host_b"], shared);
+    // The flag on another workload, and a mode that does not exist, are refused with one line.
+    for bad in [
+        &[
+            "simulate",
+            "--workload",
+            "throttle",
+            "--policy",
+            "constant",
+            "--budget-partition",
+            "shared",
+        ][..],
+        &[
+            "simulate",
+            "--workload",
+            "partition",
+            "--policy",
+            "constant",
+            "--budget-partition",
+            "both",
+        ],
+        &[
+            "simulate",
+            "--workload",
+            "partition",
+            "--policy",
+            "constant",
+            "--clients",
+            "3",
+        ],
+    ] {
+        let out = stagger(bad);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{bad:?}: {stderr}");
+        assert!(
+            stderr.contains("--budget-partition") || stderr.contains("--clients"),
+            "{bad:?}: {stderr}"
+        );
+    }
+}

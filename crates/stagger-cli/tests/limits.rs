@@ -203,6 +203,29 @@ fn every_workload_at_its_accepted_maxima_exits_0_or_2_under_a_memory_limit() {
             "--timeout",
             "1d",
         ],
+        &["partition", "--rate", "1000000", "--duration", "10s"],
+        &[
+            "partition",
+            "--rate",
+            "115",
+            "--duration",
+            "1d",
+            "--window",
+            "1d",
+            "--failure-rate",
+            "1",
+        ],
+        &[
+            "partition",
+            "--rate",
+            "1000000",
+            "--duration",
+            "10s",
+            "--budget",
+            "aws-standard",
+            "--budget-partition",
+            "partitioned",
+        ],
     ];
     let policies = [
         "exponential-full-jitter",
@@ -410,6 +433,15 @@ fn the_estimate_is_within_twice_the_measured_events_and_peak_memory() {
             "20000",
             "--limit-rate",
             "500",
+        ],
+        &[
+            "partition",
+            "--policy",
+            "constant",
+            "--rate",
+            "20000",
+            "--duration",
+            "5s",
         ],
     ];
     for run in runs {

@@ -11,15 +11,22 @@
 //! Pacing learns the destination's rate from what it answers: a slot starts a quarter of the
 //! server's wait after the one before; each call served while the destination is paced
 //! shortens the spacing by a tenth (never below 1/64 of the server's wait), and each call
-//! throttled then doubles it (at least a quarter, at most all of the server's wait). A server
-//! that asks for a longer wait than before closes the gate for that long. A destination that
-//! stops throttling is forgotten one server wait after its last slot. The set of destinations
-//! is bounded: a gate holds at most `capacity` of them and forgets the one idle longest to make
-//! room, so a flood of distinct hosts cannot grow its memory.
+//! throttled then doubles it (at least a quarter, at most all of the server's wait); the answer
+//! to a call sent before the pacing began (a straggler of the first wave) leaves it alone. A
+//! server that asks for a longer wait than before closes the gate for that long. A destination
+//! that stops throttling is forgotten one server wait after its last slot. The set of
+//! destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
+//! longest to make room, so a flood of distinct hosts cannot grow its memory.
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
-//! clock and in the simulator. The simulator's `throttle` workload drives it (`stagger simulate
-//! --workload throttle --gate`); the executors and the HTTP layers do not take a gate yet.
+//! clock and in the simulator.
+//!
+//! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
+//! front of any [`Budget`], and the engine asks it for a slot before each attempt
+//! ([`Run::ready`](crate::engine::Run::ready)), tells it of every server wait and success, and
+//! hands back a slot it will not use. The executors take one with `.gate(gate, key)`; the
+//! tower layer and the reqwest middleware key it by each request's host and port. The
+//! simulator's `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -29,7 +36,7 @@
 //! let gate = Gate::new(64)?;
 //! let t0 = Timestamp::ZERO;
 //! assert_eq!(gate.slot("api.example", t0, None), Slot::Now); // nothing known: go
-//! gate.throttled("api.example", t0, Duration::from_secs(1)); // a 429, "1 second"
+//! gate.throttled("api.example", t0, Duration::from_secs(1), true); // a 429, "1 second"
 //! // Every later call waits for a slot of its own, a quarter of a second apart.
 //! let at = |ms| Timestamp::from_duration(Duration::from_millis(ms));
 //! assert_eq!(gate.slot("api.example", t0, None), Slot::At(at(1_000)));
@@ -42,11 +49,14 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use crate::budget::{Budget, ForDestination, Spent};
 use crate::clock::Timestamp;
 use crate::error::ConfigError;
+use crate::failure::Failure;
 
 /// When a call may be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,13 +152,19 @@ impl Gate {
     /// When a call to `key` asked for at `now` may be sent: now, at a slot reserved for it, or
     /// not before a time past `deadline` (then nothing is reserved, and the caller gives up).
     pub fn slot(&self, key: &str, now: Timestamp, deadline: Option<Timestamp>) -> Slot {
+        self.take_slot(key, now, deadline).0
+    }
+
+    /// [`slot`](Gate::slot), and whether the destination was being paced: whether the call,
+    /// once sent, is sent in its turn.
+    fn take_slot(&self, key: &str, now: Timestamp, deadline: Option<Timestamp>) -> (Slot, bool) {
         let mut table = self.table();
         let Some(entry) = table.get_mut(key) else {
-            return Slot::Now;
+            return (Slot::Now, false);
         };
         if now >= entry.idle_after() {
             table.remove(key);
-            return Slot::Now;
+            return (Slot::Now, false);
         }
         let next = entry
             .last_slot
@@ -159,19 +175,21 @@ impl Gate {
         if now >= next {
             entry.last_slot = Some(now);
             entry.touched = now;
-            return Slot::Now;
+            return (Slot::Now, true);
         }
         if deadline.is_some_and(|d| next >= d) {
-            return Slot::PastDeadline(next);
+            return (Slot::PastDeadline(next), true);
         }
         entry.last_slot = Some(next);
         entry.touched = now;
-        Slot::At(next)
+        (Slot::At(next), true)
     }
 
     /// A call to `key` was told at `now` not to come back before `wait` has passed (a 429 or
-    /// 503 with a server wait).
-    pub fn throttled(&self, key: &str, now: Timestamp, wait: Duration) {
+    /// 503 with a server wait). `in_turn`: the call was sent in a slot of this gate's pacing.
+    /// A call sent before the pacing began, whose refusal comes back after (a straggler of
+    /// the first wave), says nothing of the spacing and leaves it alone.
+    pub fn throttled(&self, key: &str, now: Timestamp, wait: Duration, in_turn: bool) {
         let mut table = self.table();
         // A destination idle for a whole server wait starts afresh.
         if table.get(key).is_some_and(|e| now >= e.idle_after()) {
@@ -181,14 +199,20 @@ impl Gate {
             let until = now.saturating_add(wait);
             entry.touched = now;
             match entry.last_slot {
-                // Throttled while paced: the slots are too close. A server that now asks for a
+                // Throttled in its slot: the slots are too close. A server that now asks for a
                 // longer wait than before closes the gate for that long.
-                Some(_) => {
+                Some(_) if in_turn => {
                     entry.spacing = entry
                         .spacing
                         .saturating_mul(2)
                         .max(wait / FIRST_SPACING)
                         .min(wait);
+                    if wait > entry.asked {
+                        entry.closed_until = entry.closed_until.max(until);
+                    }
+                }
+                // A straggler: only a longer wait than before tells the gate something.
+                Some(_) => {
                     if wait > entry.asked {
                         entry.closed_until = entry.closed_until.max(until);
                     }
@@ -221,17 +245,220 @@ impl Gate {
         );
     }
 
-    /// A call to `key` was served at `now`: if the destination is paced, its slots come a
-    /// little closer.
-    pub fn served(&self, key: &str, now: Timestamp) {
+    /// The slot reserved for a call to `key` at `at` ([`Slot::At`]) will not be used: if no
+    /// later slot was handed out since, the next caller may have it.
+    pub fn release(&self, key: &str, at: Timestamp) {
+        if let Some(entry) = self.table().get_mut(key)
+            && entry.last_slot == Some(at)
+        {
+            entry.last_slot = Some(Timestamp::from_duration(
+                at.since_origin().saturating_sub(entry.spacing),
+            ));
+        }
+    }
+
+    /// A call to `key` was served at `now`: if the destination is paced and the call was sent
+    /// in its turn (`in_turn`, as for [`throttled`](Gate::throttled)), its slots come a little
+    /// closer.
+    pub fn served(&self, key: &str, now: Timestamp, in_turn: bool) {
         if let Some(entry) = self.table().get_mut(key)
             && entry.last_slot.is_some()
+            && in_turn
         {
             // Divided first, so that a huge spacing cannot overflow; never below the floor.
             let shorter = entry.spacing / 10 * SHORTEN_TENTHS;
             entry.spacing = shorter.max(entry.asked / MIN_SPACING_DIVISOR);
             entry.touched = now;
         }
+    }
+}
+
+/// A budget with a gate in front: the calls of a run to one destination (`key`) are paced by
+/// a [`Gate`] shared with every other call, and `B` decides their retries as before.
+///
+/// The engine asks the gate for a slot before each attempt, tells it of every server wait
+/// (capped at the longest wait the run honours) and of every success, and gives back a slot it
+/// will not use. A run with a gate is still told the server's wait for its own retry, and its
+/// [`Dispersal`](crate::engine::Dispersal) still spreads it: the gate only holds an attempt
+/// later, never sends one sooner.
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use stagger_core::engine::{Ready, Run, Settings, Unlimited};
+/// use stagger_core::gate::{Gate, Gated};
+/// use stagger_core::policy::Immediate;
+/// use stagger_core::{PolicyConfig, SeededRng, Timestamp};
+///
+/// let gate = Arc::new(Gate::new(64)?);
+/// let t0 = Timestamp::ZERO;
+/// // One call to "api" is told to come back in a second...
+/// gate.throttled("api", t0, Duration::from_secs(1), true);
+/// // ...so another one waits for a slot before its first attempt.
+/// let budget = Gated::new(Unlimited, Arc::clone(&gate), "api");
+/// let policy = Immediate::new().build(SeededRng::new(1))?;
+/// let mut run = Run::with_budget(policy, budget, Settings::new(), t0);
+/// assert_eq!(run.ready(t0), Ready::Wait(Duration::from_secs(1)));
+/// let t1 = Timestamp::from_duration(Duration::from_secs(1));
+/// assert_eq!(run.ready(t1), Ready::Go);
+/// assert_eq!(run.begin(t1).map(|a| a.number), Ok(1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// A `Gated` budget belongs to one run: it remembers the slot it reserved for the run's next
+/// attempt, and hands it back if the run ends, or is dropped, before the attempt. Make one per
+/// call (the executors' `.gate(gate, key)` and the HTTP layers do); share the [`Gate`].
+pub struct Gated<B> {
+    budget: B,
+    gate: Arc<Gate>,
+    key: Arc<str>,
+    /// What the run holds of the gate.
+    turn: Mutex<Turn>,
+}
+
+/// What one run holds of a gate.
+#[derive(Clone, Copy, Debug, Default)]
+struct Turn {
+    /// The slot reserved for the run's next attempt, until it begins.
+    reserved: Option<Timestamp>,
+    /// Whether the run's latest attempt was sent in its turn: its slot was given while the
+    /// destination was paced.
+    in_turn: bool,
+}
+
+impl<B> Gated<B> {
+    /// `budget`, with the calls to `key` paced by `gate`.
+    pub fn new(budget: B, gate: Arc<Gate>, key: impl Into<Arc<str>>) -> Self {
+        Self {
+            budget,
+            gate,
+            key: key.into(),
+            turn: Mutex::new(Turn::default()),
+        }
+    }
+
+    fn turn(&self) -> MutexGuard<'_, Turn> {
+        // A `Turn` is valid whatever panicked: a poisoned lock is safe to reuse.
+        self.turn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The destination's key.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The budget behind the gate.
+    #[must_use]
+    pub fn budget(&self) -> &B {
+        &self.budget
+    }
+}
+
+/// A clone is a budget for another run: it holds no slot.
+impl<B: Clone> Clone for Gated<B> {
+    fn clone(&self) -> Self {
+        Self::new(
+            self.budget.clone(),
+            Arc::clone(&self.gate),
+            Arc::clone(&self.key),
+        )
+    }
+}
+
+impl<B> Drop for Gated<B> {
+    fn drop(&mut self) {
+        // The run is gone before the attempt its slot was for.
+        let reserved = self.turn().reserved.take();
+        if let Some(at) = reserved {
+            self.gate.release(&self.key, at);
+        }
+    }
+}
+
+impl<B> fmt::Debug for Gated<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gated")
+            .field("key", &self.key)
+            .field("budget", &std::any::type_name::<B>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: Budget> Budget for Gated<B> {
+    #[inline]
+    fn admit(&self, now: Timestamp) -> bool {
+        self.budget.admit(now)
+    }
+    #[inline]
+    fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent> {
+        self.budget.try_retry(now, failure)
+    }
+    #[inline]
+    fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+        self.budget.retry_abandoned(granted, spent);
+    }
+    fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {
+        let in_turn = self.turn().in_turn;
+        self.gate.served(&self.key, now, in_turn);
+        self.budget.on_success(now, last_retry);
+    }
+    #[inline]
+    fn on_failure(&self, now: Timestamp, failure: &Failure) {
+        self.budget.on_failure(now, failure);
+    }
+    fn server_wait(&self, now: Timestamp, wait: Duration) {
+        let in_turn = self.turn().in_turn;
+        self.gate.throttled(&self.key, now, wait, in_turn);
+        self.budget.server_wait(now, wait);
+    }
+    #[inline]
+    fn paces(&self) -> bool {
+        true
+    }
+    fn slot(&self, now: Timestamp, limit: Option<Timestamp>) -> Slot {
+        // The gate decides; a budget behind it that paces too is not asked (one pacer a call).
+        let (slot, in_turn) = self.gate.take_slot(&self.key, now, limit);
+        let mut turn = self.turn();
+        turn.in_turn = in_turn;
+        if let Slot::At(at) = slot {
+            turn.reserved = Some(at);
+        }
+        slot
+    }
+    fn slot_taken(&self) {
+        self.turn().reserved = None;
+    }
+    fn slot_unused(&self) {
+        let reserved = self.turn().reserved.take();
+        if let Some(at) = reserved {
+            self.gate.release(&self.key, at);
+        }
+    }
+}
+
+/// A gate in front of the budgets `D` hands out, for a layer that serves many destinations:
+/// each request's budget is [`Gated`] by the one gate under the request's own key.
+#[derive(Clone, Debug)]
+pub struct Gating<D> {
+    gate: Arc<Gate>,
+    budgets: D,
+}
+
+impl<D> Gating<D> {
+    /// The budgets of `budgets`, each behind `gate`.
+    pub fn new(gate: Arc<Gate>, budgets: D) -> Self {
+        Self { gate, budgets }
+    }
+}
+
+impl<D: ForDestination> ForDestination for Gating<D> {
+    type Budget = Gated<D::Budget>;
+
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget {
+        let key = key();
+        let budget = self.budgets.for_destination(|| Arc::clone(&key));
+        Gated::new(budget, Arc::clone(&self.gate), key)
     }
 }
 
@@ -246,16 +473,16 @@ mod tests {
     #[test]
     fn slots_are_paced_learn_from_answers_and_expire() {
         let gate = Gate::new(4).unwrap();
-        gate.throttled("a", ms(0), Duration::from_secs(1));
-        gate.throttled("a", ms(5), Duration::from_secs(1));
+        gate.throttled("a", ms(0), Duration::from_secs(1), true);
+        gate.throttled("a", ms(5), Duration::from_secs(1), true);
         // The wave's latest refusal closes the gate.
         assert_eq!(gate.slot("a", ms(10), None), Slot::At(ms(1_005)));
         assert_eq!(gate.slot("a", ms(10), None), Slot::At(ms(1_255)));
         // Served in its slot: the next comes a tenth sooner.
-        gate.served("a", ms(1_256));
+        gate.served("a", ms(1_256), true);
         assert_eq!(gate.slot("a", ms(1_256), None), Slot::At(ms(1_480)));
         // Throttled in its slot: the spacing doubles, up to the server's wait.
-        gate.throttled("a", ms(1_481), Duration::from_secs(1));
+        gate.throttled("a", ms(1_481), Duration::from_secs(1), true);
         assert_eq!(gate.slot("a", ms(1_481), None), Slot::At(ms(1_930)));
         // A call after the next slot goes at once and takes it.
         assert_eq!(gate.slot("a", ms(2_500), None), Slot::Now);
@@ -265,10 +492,27 @@ mod tests {
     }
 
     #[test]
+    fn a_straggler_of_the_first_wave_leaves_the_spacing_alone() {
+        let gate = Gate::new(4).unwrap();
+        gate.throttled("a", ms(0), Duration::from_secs(1), true);
+        assert_eq!(gate.slot("a", ms(10), None), Slot::At(ms(1_000)));
+        // A refusal of a call sent before the pacing began comes back late: the next slot is
+        // still a quarter of the wait on, not half.
+        gate.throttled("a", ms(300), Duration::from_secs(1), false);
+        assert_eq!(gate.slot("a", ms(310), None), Slot::At(ms(1_250)));
+        // A success out of turn does not shorten it either.
+        gate.served("a", ms(320), false);
+        assert_eq!(gate.slot("a", ms(330), None), Slot::At(ms(1_500)));
+        // In its turn, a refusal doubles it.
+        gate.throttled("a", ms(1_001), Duration::from_secs(1), true);
+        assert_eq!(gate.slot("a", ms(1_002), None), Slot::At(ms(2_000)));
+    }
+
+    #[test]
     fn the_set_of_destinations_is_bounded() {
         let gate = Gate::new(3).unwrap();
         for (i, host) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
-            gate.throttled(host, ms(i as u64), Duration::from_secs(60));
+            gate.throttled(host, ms(i as u64), Duration::from_secs(60), true);
         }
         assert_eq!(gate.len(), 3);
         // The two idle longest were forgotten.
@@ -282,39 +526,39 @@ mod tests {
     #[test]
     fn huge_waits_saturate() {
         let gate = Gate::new(1).unwrap();
-        gate.throttled("a", Timestamp::MAX, Duration::MAX);
-        gate.throttled("a", Timestamp::MAX, Duration::MAX);
+        gate.throttled("a", Timestamp::MAX, Duration::MAX, true);
+        gate.throttled("a", Timestamp::MAX, Duration::MAX, true);
         assert_eq!(
             gate.slot("a", ms(0), Some(ms(1))),
             Slot::PastDeadline(Timestamp::MAX)
         );
-        gate.served("a", Timestamp::MAX);
+        gate.served("a", Timestamp::MAX, true);
         // Paced, with a near-maximal spacing: a success must not overflow it.
         let gate = Gate::new(1).unwrap();
-        gate.throttled("a", ms(0), Duration::MAX / 2);
+        gate.throttled("a", ms(0), Duration::MAX / 2, true);
         assert!(matches!(gate.slot("a", ms(0), None), Slot::At(_)));
-        gate.served("a", ms(1));
-        gate.throttled("a", ms(2), Duration::MAX);
-        gate.served("a", ms(3));
+        gate.served("a", ms(1), true);
+        gate.throttled("a", ms(2), Duration::MAX, true);
+        gate.served("a", ms(3), true);
     }
 
     #[test]
     fn the_spacing_has_a_floor_a_longer_wait_closes_and_an_idle_entry_starts_afresh() {
         let gate = Gate::new(1).unwrap();
-        gate.throttled("a", ms(0), Duration::from_secs(1));
+        gate.throttled("a", ms(0), Duration::from_secs(1), true);
         assert_eq!(gate.slot("a", ms(0), None), Slot::At(ms(1_000)));
         for i in 0..300 {
-            gate.served("a", ms(1_000 + i));
+            gate.served("a", ms(1_000 + i), true);
         }
         // 1/64 of the wait at least: no wave of callers at one instant.
         let floor = Timestamp::from_nanos(1_015_625_000);
         assert_eq!(gate.slot("a", ms(1_000), None), Slot::At(floor));
         // The server now asks for 30 s: nobody comes back before.
-        gate.throttled("a", ms(1_020), Duration::from_secs(30));
+        gate.throttled("a", ms(1_020), Duration::from_secs(30), true);
         assert!(matches!(gate.slot("a", ms(1_020), None), Slot::At(t) if t >= ms(31_020)));
         // Idle for a whole wait after its last slot, a new storm starts from its own refusals.
         let later = ms(200_000);
-        gate.throttled("a", later, Duration::from_secs(1));
+        gate.throttled("a", later, Duration::from_secs(1), true);
         assert_eq!(gate.slot("a", later, None), Slot::At(ms(201_000)));
     }
 }

@@ -32,6 +32,6 @@ pub mod workload;
 
 pub use error::SimError;
 pub use estimate::Estimate;
-pub use metrics::{Metrics, ResultRow};
+pub use metrics::{HostFigures, Metrics, ResultRow};
 pub use strategy::{SimPolicy, Strategy};
 pub use workload::{Overrides, Workload, WorkloadKind};

@@ -216,8 +216,27 @@ impl Metrics {
             early_retries: None,
             dispersal: None,
             gate: None,
+            budget_partition: None,
+            host_a: None,
+            host_b: None,
         }
     }
+}
+
+/// One host's figures on the `partition` workload.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct HostFigures {
+    /// Requests to the host.
+    pub requests: u64,
+    /// Requests to the host that succeeded.
+    pub successes: u64,
+    /// Successful requests per request to the host.
+    pub success_share: f64,
+    /// Retries sent to the host: the ones the budget granted.
+    pub retries: u64,
+    /// Attempts to the host that the budget refused: retries (`budget-exhausted`) and, for a
+    /// budget that refuses first attempts, those (`budget-refused-first-attempt`).
+    pub refused: u64,
 }
 
 /// One strategy's results on one workload.
@@ -284,6 +303,16 @@ pub struct ResultRow {
     /// `throttle`: whether the clients shared a gate for the destination.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<bool>,
+    /// `partition`: whether the client held one budget for both hosts (`shared`) or one per
+    /// host (`partitioned`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_partition: Option<&'static str>,
+    /// `partition`: host A, down for the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_a: Option<HostFigures>,
+    /// `partition`: host B, which fails each attempt independently at the failure rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_b: Option<HostFigures>,
 }
 
 #[cfg(test)]

@@ -73,6 +73,24 @@ fn small() -> Vec<(WorkloadKind, Overrides)> {
                 ..d
             },
         ),
+        (
+            WorkloadKind::Partition,
+            Overrides {
+                duration: Some(Duration::from_secs(5)),
+                ..d
+            },
+        ),
+        (
+            WorkloadKind::Partition,
+            Overrides {
+                duration: Some(Duration::from_secs(5)),
+                failure_rate: Some(0.6),
+                budget_partition: Some(
+                    stagger_sim::workload::partition::BudgetPartition::Partitioned,
+                ),
+                ..d
+            },
+        ),
     ]
 }
 

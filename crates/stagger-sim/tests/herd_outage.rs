@@ -165,8 +165,9 @@ fn every_override_is_refused_where_it_does_not_apply() {
         retry_after_form: Some(stagger_sim::workload::throttle::RetryAfterForm::Exact),
         dispersal: Some(stagger_core::engine::Dispersal::Floor),
         gate: Some(true),
+        budget_partition: Some(stagger_sim::workload::partition::BudgetPartition::Partitioned),
     };
-    assert_eq!(all.given().len(), 14, "every field is listed");
+    assert_eq!(all.given().len(), 15, "every field is listed");
     assert!(Overrides::default().given().is_empty());
     // The herd takes clients and window only: each other override is named when refused.
     for param in all.given() {
@@ -186,6 +187,7 @@ fn every_override_is_refused_where_it_does_not_apply() {
             "retry_after_form" => one.retry_after_form = all.retry_after_form,
             "dispersal" => one.dispersal = all.dispersal,
             "gate" => one.gate = all.gate,
+            "budget_partition" => one.budget_partition = all.budget_partition,
             other => panic!("unexpected override {other}"),
         }
         let result = WorkloadKind::Herd.run(&one, &strategy, 1);

@@ -99,7 +99,8 @@ where
             let attempt = match driver.next() {
                 Next::Attempt(attempt) => attempt,
                 Next::Wait(rest) => {
-                    // The sleeper woke before the server's wait was over: wait again.
+                    // The sleeper woke before the server's wait was over, or a gate holds the
+                    // attempt to a later slot: wait.
                     driver.sleeper.sleep(rest);
                     continue;
                 }

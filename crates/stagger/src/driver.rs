@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use stagger_core::engine::{Attempt, Budget, PlannedRetry, Run, StopReason, Stopped};
+use stagger_core::engine::{Attempt, Budget, PlannedRetry, Ready, Run, StopReason, Stopped};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{Clock, Failure, IntoPolicy, Policy, SeededRng, Timestamp};
 
@@ -55,9 +55,20 @@ pub(crate) struct Driver<O: Operation, Pol, H: HookSet> {
 pub(crate) enum Next<T> {
     /// Make this attempt.
     Attempt(Attempt),
-    /// The sleeper woke early: wait this much longer first.
+    /// Not yet: the sleeper woke before the server's wait was over, or the attempt waits for
+    /// the slot a gate gave it. Wait this much longer first.
     Wait(Duration),
     /// The run is over.
+    Done(T),
+}
+
+/// Whether the next attempt may start: [`Driver::pace`].
+pub(crate) enum Pace<T> {
+    /// At this time.
+    Go(Timestamp),
+    /// Not yet: wait this much longer first.
+    Wait(Duration),
+    /// Never: the slot the attempt needs comes too late, and the run is over.
     Done(T),
 }
 
@@ -91,22 +102,25 @@ where
     #[inline(always)]
     pub(crate) fn next(&mut self) -> Next<OutcomeOf<O, H>> {
         match self.pace() {
-            Ok(now) => match self.begin(now) {
+            Pace::Go(now) => match self.begin(now) {
                 Ok(attempt) => Next::Attempt(attempt),
                 Err(outcome) => Next::Done(outcome),
             },
-            Err(rest) => Next::Wait(rest),
+            Pace::Wait(rest) => Next::Wait(rest),
+            Pace::Done(outcome) => Next::Done(outcome),
         }
     }
 
-    /// Whether the next attempt may start: the time to start it at, or, if the sleeper woke
-    /// before the server's wait was over, how much longer to wait.
+    /// Whether the next attempt may start ([`Run::ready`]): the time to start it at; how much
+    /// longer to wait, if the sleeper woke before the server's wait was over or a gate holds
+    /// the attempt to a later slot; or the end of the run, if that slot comes too late.
     #[inline(always)]
-    pub(crate) fn pace(&mut self) -> Result<Timestamp, Duration> {
+    pub(crate) fn pace(&mut self) -> Pace<OutcomeOf<O, H>> {
         let now = self.attempt_time();
-        match self.run.too_early(now) {
-            Some(rest) => Err(rest),
-            None => Ok(now),
+        match self.run.ready(now) {
+            Ready::Go => Pace::Go(now),
+            Ready::Wait(rest) => Pace::Wait(rest),
+            Ready::GiveUp(stopped) => Pace::Done(self.give_up_after_error(stopped)),
         }
     }
 

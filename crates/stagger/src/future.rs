@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use stagger_core::engine::Budget;
 use stagger_core::{Clock, IntoPolicy, Timestamp};
 
-use crate::driver::{After, Driver, OutcomeOf, ResultOf};
+use crate::driver::{After, Driver, OutcomeOf, Pace, ResultOf};
 use crate::hooks::{HookSet, HooksFor};
 use crate::nesting;
 use crate::operation::AsyncOperation;
@@ -136,6 +136,8 @@ pin_project! {
         // Dropped during a wait (a caller's timeout, a cancelled request): the retry the
         // budget granted for the next attempt is not sent, so it goes back.
         fn drop(this: Pin<&mut Self>) {
+            // (A slot a gate reserved for the attempt goes back when the gated budget is
+            // dropped with the run.)
             if let Some(driver) = this.project().driver.as_mut() {
                 driver.run.cancel();
             }
@@ -198,9 +200,10 @@ where
                     }
                 }
                 StateProj::Idle => match driver.pace() {
-                    Err(rest) => {
-                        // The sleeper woke before the server's wait was over: wait again, and
-                        // yield, so that a sleeper that keeps waking early cannot spin here.
+                    Pace::Wait(rest) => {
+                        // The sleeper woke before the server's wait was over, or a gate holds
+                        // the attempt to a later slot: wait, and yield, so that a sleeper that
+                        // keeps waking early cannot spin here.
                         let wait = driver.sleeper.sleep(rest);
                         this.state.set(State::Sleeping { wait });
                         cx.waker().wake_by_ref();
@@ -208,7 +211,8 @@ where
                     }
                     // The operation gets ready after the wait, so that it holds nothing (a
                     // tower service's permit) while it waits.
-                    Ok(now) => match driver.op.poll_ready(cx) {
+                    Pace::Done(outcome) => After::Done(outcome),
+                    Pace::Go(now) => match driver.op.poll_ready(cx) {
                         Poll::Ready(Ok(())) => match driver.begin(now) {
                             Ok(attempt) => {
                                 let attempt = {

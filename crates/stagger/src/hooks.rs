@@ -3,6 +3,11 @@
 use std::fmt;
 
 use stagger_core::Clock;
+#[cfg(feature = "tower")]
+use std::sync::Arc;
+
+#[cfg(feature = "tower")]
+use stagger_core::budget::ForDestination;
 use stagger_core::engine::{Budget, Unlimited};
 
 use crate::classify::{ByKind, Classifier, ClassifyOk};
@@ -89,6 +94,51 @@ impl<C, V, S, K, B, N> Hooks<C, V, S, K, B, N> {
         /// These hooks with another retry hook.
         fn notify(notify: N2) -> Hooks<C, V, S, K, B, N2> keeps classifier, ok, sleeper, clock, budget;
     }
+
+    /// These hooks with their budget replaced by what `f` makes of it.
+    pub(crate) fn map_budget<B2>(self, f: impl FnOnce(B) -> B2) -> Hooks<C, V, S, K, B2, N> {
+        let Self {
+            classifier,
+            ok,
+            sleeper,
+            clock,
+            budget,
+            notify,
+        } = self;
+        Hooks {
+            classifier,
+            ok,
+            sleeper,
+            clock,
+            budget: f(budget),
+            notify,
+        }
+    }
+}
+
+/// The hooks of one request of a layer whose hooks are `H`: the same parts, with the budget
+/// for the request's destination ([`ForDestination`]).
+#[cfg(feature = "tower")]
+pub(crate) type PerRequest<H> = Hooks<
+    <H as HookSet>::Classifier,
+    <H as HookSet>::Ok,
+    <H as HookSet>::Sleeper,
+    <H as HookSet>::Clock,
+    <<H as HookSet>::Budget as ForDestination>::Budget,
+    <H as HookSet>::Notify,
+>;
+
+/// The hooks of a request to the destination `key` names, from a layer's hooks.
+#[cfg(feature = "tower")]
+#[inline]
+pub(crate) fn per_request<H>(hooks: &H, key: impl FnOnce() -> Arc<str>) -> PerRequest<H>
+where
+    H: HookSet + Clone,
+    H::Budget: ForDestination,
+{
+    let hooks = hooks.clone().into_parts();
+    let budget = hooks.budget.for_destination(key);
+    hooks.budget(budget)
 }
 
 /// Names the parts of a [`Hooks`], so that the executors' types need one parameter for all

@@ -89,6 +89,7 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::header::{DATE, RETRY_AFTER};
@@ -244,6 +245,64 @@ pub fn is_idempotent(method: &Method, headers: &HeaderMap) -> bool {
 #[must_use]
 pub fn request_is_idempotent<B>(request: &Request<B>) -> bool {
     is_idempotent(request.method(), request.headers())
+}
+
+/// The destination a request goes to, as the key of a [`Gate`](stagger_core::gate::Gate) or
+/// a [`Partitioned`](stagger_core::budget::Partitioned) budget: its host, in lower case, and
+/// its port (the scheme's default if none is given), without the user name or password. A
+/// request whose URI has no authority is keyed by its `Host` header, and one with neither by
+/// the empty key, which all such requests share.
+///
+/// ```
+/// use http::Request;
+/// use stagger::http::destination;
+///
+/// let request = Request::get("https://user:secret@API.Example.com/v1").body(()).unwrap();
+/// assert_eq!(&*destination(&request), "api.example.com:443");
+/// let request = Request::get("http://127.0.0.1:8080/").body(()).unwrap();
+/// assert_eq!(&*destination(&request), "127.0.0.1:8080");
+/// let request = Request::get("/relative").header("host", "Cache:81").body(()).unwrap();
+/// assert_eq!(&*destination(&request), "cache:81");
+/// ```
+#[must_use]
+pub fn destination<B>(request: &Request<B>) -> Arc<str> {
+    let uri = request.uri();
+    if let Some(host) = uri.host() {
+        let port = uri
+            .port_u16()
+            .or_else(|| default_port(uri.scheme_str().unwrap_or("http")));
+        return destination_key(host, port);
+    }
+    let host = request
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .and_then(|h| h.parse::<http::uri::Authority>().ok());
+    match host {
+        Some(authority) => destination_key(
+            authority.host(),
+            authority.port_u16().or_else(|| default_port("http")),
+        ),
+        None => Arc::from(""),
+    }
+}
+
+/// The port a scheme defaults to.
+pub(crate) fn default_port(scheme: &str) -> Option<u16> {
+    match scheme.to_ascii_lowercase().as_str() {
+        "http" | "ws" => Some(80),
+        "https" | "wss" => Some(443),
+        _ => None,
+    }
+}
+
+/// The key of the destination `host` and `port`: the host in lower case, then the port.
+pub(crate) fn destination_key(host: &str, port: Option<u16>) -> Arc<str> {
+    let host = host.to_ascii_lowercase();
+    match port {
+        Some(port) => format!("{host}:{port}").into(),
+        None => host.into(),
+    }
 }
 
 /// A classifier for executors whose error is an [`http::Response`], reading the wall clock from

@@ -29,7 +29,11 @@
 //!   DELETE, or any method with an `Idempotency-Key`), unless the middleware's settings or the
 //!   request's [`RetryOverrides`] say otherwise. A POST is retried only after a failure known
 //!   to have had no effect (a refused connection, a 408 or a 429), never after a 503.
-//! - **A shared budget** ([`budget`](RetryMiddleware::budget)) is asked before every retry.
+//! - **A shared budget** ([`budget`](RetryMiddleware::budget)) is asked before every retry, or
+//!   one budget per host and port
+//!   (`Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>`).
+//! - **A gate per destination** ([`gate`](RetryMiddleware::gate)): once a server tells a request
+//!   to wait, the other requests to the same host and port wait for paced slots of their own.
 //! - **Ownership of recovery:** a request sent inside another stagger executor's attempt makes
 //!   one attempt ([`when_nested`](RetryMiddleware::when_nested)). Its failed response still
 //!   comes back as `Ok(response)`, reporting
@@ -89,7 +93,7 @@
 //! ```
 
 use std::io;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ::reqwest::{Request, Response};
@@ -97,8 +101,9 @@ use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 #[cfg(feature = "serde")]
 use stagger_core::budget::AnyBudget;
-use stagger_core::budget::{Budget, Unlimited};
+use stagger_core::budget::{ForDestination, Unlimited};
 use stagger_core::engine::{Attempt, Nested, Settings, StopReason};
+use stagger_core::gate::{Gate, Gating};
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::clock::{SystemClock, TokioClock, WallClock};
@@ -229,14 +234,31 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
         self
     }
 
-    /// Asks `budget` before every retry and tells it every outcome, across all requests: pass
-    /// an `Arc` of one budget to share it.
+    /// Asks `budget` before every retry and tells it every outcome, across all requests: any
+    /// [`ForDestination`]. Pass an `Arc` of one budget to share it, or an
+    /// `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>` to give each host and port a
+    /// budget of its own, so that one host's outage cannot spend the retries of another.
     #[must_use]
     pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, B2, N, W> {
         RetryMiddleware {
             policy: self.policy,
             settings: self.settings,
             budget,
+            notify: self.notify,
+            wall: self.wall,
+        }
+    }
+
+    /// Paces the requests to each host and port through `gate`: once a server tells any
+    /// request to it to wait, every other request to it waits for a paced slot of its own,
+    /// first attempts included, and gives up at once if that slot would come after its
+    /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
+    #[must_use]
+    pub fn gate(self, gate: Arc<Gate>) -> RetryMiddleware<P, Gating<B>, N, W> {
+        RetryMiddleware {
+            policy: self.policy,
+            settings: self.settings,
+            budget: Gating::new(gate, self.budget),
             notify: self.notify,
             wall: self.wall,
         }
@@ -286,7 +308,8 @@ impl<P, B, N, W> Middleware for RetryMiddleware<P, B, N, W>
 where
     P: PolicyConfig + Send + Sync + 'static,
     P::Policy<SeededRng>: Send,
-    B: Budget + Clone + Send + Sync + 'static,
+    B: ForDestination + Send + Sync + 'static,
+    B::Budget: Send + Sync,
     N: Notify<Response, Error> + Clone + Send + Sync + 'static,
     W: WallClock + Send + Sync + 'static,
 {
@@ -305,6 +328,9 @@ where
         // A body that cannot be cloned can be sent only once: a run of one attempt, which
         // still keeps the deadline and tells the budget.
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
+        let budget = self
+            .budget
+            .for_destination(|| url_destination(request.url()));
         // The extensions as the last attempt left them, handed back to the caller.
         let last_extensions: Mutex<Option<Extensions>> = Mutex::new(None);
         let snapshot = extensions.clone();
@@ -344,7 +370,7 @@ where
             .ok(|response: &Response| {
                 classify_status(response.status(), response.headers(), wall.now())
             })
-            .budget(self.budget.clone())
+            .budget(budget)
             .notify(self.notify.clone());
         let outcome = Retry::new(AsyncFn(op), policy, hooks)
             .settings(settings)
@@ -366,6 +392,15 @@ where
             last => Error::middleware(RetryError::new(stopped, last)),
         })
     }
+}
+
+/// The destination of a request to `url`, as [`destination`](crate::http::destination) keys
+/// one: its host in lower case and its port.
+fn url_destination(url: &::reqwest::Url) -> Arc<str> {
+    let port = url
+        .port()
+        .or_else(|| crate::http::default_port(url.scheme()));
+    crate::http::destination_key(url.host_str().unwrap_or(""), port)
 }
 
 /// Locks `mutex`, recovering the value if a panic elsewhere poisoned it.

@@ -6,9 +6,11 @@
 //! one driver, so their semantics cannot differ.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use stagger_core::engine::{Attempt, Nested, Settings};
+use stagger_core::gate::{Gate, Gated};
 use stagger_core::{Failure, IntoPolicy, SeededRng, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
@@ -313,6 +315,21 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     /// service to bound the extra load retries add.
     pub fn budget<B2>(self, budget: B2) -> Retry<O, P, Hooks<C, V, S, K, B2, N>> {
         self.with_hooks(|hooks| hooks.budget(budget))
+    }
+
+    /// Paces the calls to one destination, named by `key`, through `gate`, shared (an `Arc`)
+    /// by every call to it: once a server tells any of them to wait, every other call to it,
+    /// first attempts included, waits for a paced slot of its own, and gives up at once if that
+    /// slot would come after its deadline. The budget set so far stays behind the gate; set it
+    /// before this. See [`Gate`](stagger_core::gate::Gate).
+    #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
+    pub fn gate(
+        self,
+        gate: Arc<Gate>,
+        key: impl Into<Arc<str>>,
+    ) -> Retry<O, P, Hooks<C, V, S, K, Gated<B>, N>> {
+        let key = key.into();
+        self.with_hooks(|hooks| hooks.map_budget(|budget| Gated::new(budget, gate, key)))
     }
 
     /// Calls `hook` before every retry that will actually happen, with the attempt number,

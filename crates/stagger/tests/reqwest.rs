@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
-use stagger::budget::{Budget, TokenBucket, TokenBucketBudget};
+use stagger::budget::{Budget, Partitioned, TokenBucket, TokenBucketBudget};
 use stagger::clock::MonotonicClock;
 use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate};
@@ -610,18 +610,63 @@ async fn a_request_dropped_during_its_wait_gives_its_retry_back_to_the_budget() 
 }
 
 // ---------------------------------------------------------------------------------------------
-// A real rate limiter: a 429 storm, ten times faster than nginx's `limit_req` at 5 r/s with
-// `Retry-After: 1` (a slot every 20 ms, a wait of 100 ms), 20 concurrent requests.
+// A real rate limiter: the 429 storm of nginx's `limit_req` at 5 r/s with `Retry-After: 1`
+// (a slot every 200 ms, a wait of 1 s), 20 concurrent requests, without and with a gate.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_storm_disperses_above_the_floor_and_never_retries_early() {
-    bounded(server::check_a_429_storm(|dispersal, timeout| {
+    storm_bounded(server::check_a_429_storm(|dispersal, timeout, gate| {
         let (policy, settings) = server::storm_client(dispersal, timeout);
-        let client = client(RetryMiddleware::new(policy).unwrap().settings(settings));
+        let middleware = RetryMiddleware::new(policy).unwrap().settings(settings);
+        let client = match gate {
+            Some(gate) => client(middleware.gate(gate)),
+            None => client(middleware),
+        };
         move |url: String, i: u32| {
             let request = client.get(url).header("x-client", i.to_string()).send();
             async move { request.await.is_ok_and(|r| r.status() == 200) }
         }
     }))
+    .await;
+}
+
+/// Like [`bounded`], with room for the storm's seven rounds.
+async fn storm_bounded<F: Future<Output = ()>>(test: F) {
+    tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("the storm finished within its bound");
+}
+
+#[tokio::test]
+async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per_host() {
+    bounded(async {
+        let policy = quick().with_max_attempts(2);
+        let send = |client: ClientWithMiddleware| {
+            move |url: String| {
+                let request = client.get(url).send();
+                async move { request.await.map_or(0, |r| r.status().as_u16()) }
+            }
+        };
+        // One bucket for both hosts: the outage spends it.
+        let shared = Arc::new(TokenBucketBudget::new(server::two_retries()).unwrap());
+        let client_shared = client(RetryMiddleware::new(policy).unwrap().budget(shared));
+        let (status, attempts) = server::an_outage_then_a_healthy_host(send(client_shared)).await;
+        assert_eq!(
+            (status, attempts),
+            (503, 1),
+            "no retry left for the healthy host"
+        );
+        // A bucket per host and port: the healthy host's request is retried, and served.
+        let per_host = Arc::new(
+            Partitioned::new(server::two_retries(), 64, stagger::SeededRng::new(1)).unwrap(),
+        );
+        let middleware = RetryMiddleware::new(policy)
+            .unwrap()
+            .budget(Arc::clone(&per_host));
+        let (status, attempts) =
+            server::an_outage_then_a_healthy_host(send(client(middleware))).await;
+        assert_eq!((status, attempts), (201, 2));
+        assert_eq!(per_host.len(), 2, "one budget per host");
+    })
     .await;
 }

@@ -23,7 +23,7 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
-use stagger::budget::Budget;
+use stagger::budget::{Budget, Partitioned, TokenBucketBudget};
 use stagger::clock::MonotonicClock;
 use stagger::engine::{Spent, StopReason};
 use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
@@ -906,28 +906,99 @@ async fn each_attempt_is_told_the_time_left_when_it_is_sent_after_a_slow_readine
 }
 
 // ---------------------------------------------------------------------------------------------
-// A real rate limiter: a 429 storm, ten times faster than nginx's `limit_req` at 5 r/s with
-// `Retry-After: 1` (a slot every 20 ms, a wait of 100 ms), 20 concurrent requests.
+// A real rate limiter: the 429 storm of nginx's `limit_req` at 5 r/s with `Retry-After: 1`
+// (a slot every 200 ms, a wait of 1 s), 20 concurrent requests, without and with a gate.
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_storm_disperses_above_the_floor_and_never_retries_early() {
-    bounded(server::check_a_429_storm(|dispersal, timeout| {
+    storm_bounded(server::check_a_429_storm(|dispersal, timeout, gate| {
         let (policy, settings) = server::storm_client(dispersal, timeout);
-        let service = RetryLayer::new(policy)
-            .unwrap()
-            .settings(settings)
-            .layer(client());
-        move |url: String, i: u32| {
-            let mut service = service.clone();
-            let request = Request::get(url)
-                .header("x-client", i.to_string())
-                .body(empty())
-                .unwrap();
-            async move {
-                let response = send(&mut service, request).await;
-                response.is_ok_and(|r| r.status() == StatusCode::OK)
-            }
+        let layer = RetryLayer::new(policy).unwrap().settings(settings);
+        match gate {
+            Some(gate) => storm_caller(layer.gate(gate).layer(client())),
+            None => storm_caller(layer.layer(client())),
         }
     }))
     .await;
+}
+
+/// One call of the 429 storm through `service`: whether it was served.
+fn storm_caller<Svc>(service: Svc) -> Box<dyn Fn(String, u32) -> Served>
+where
+    Svc: Service<Request<TestBody>, Response = Response<Incoming>, Error = RetryError<ClientError>>
+        + Clone
+        + Send
+        + 'static,
+    Svc::Future: Send,
+{
+    let call = status_caller(service);
+    Box::new(move |url: String, i: u32| -> Served {
+        let status = call(url, i);
+        Box::pin(async move { status.await == 200 })
+    })
+}
+
+/// A boxed future of whether a storm's call was served.
+type Served = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>;
+
+/// Like [`bounded`], with room for the storm's seven rounds.
+async fn storm_bounded<F: Future<Output = ()>>(test: F) {
+    tokio::time::timeout(Duration::from_secs(60), test)
+        .await
+        .expect("the storm finished within its bound");
+}
+
+#[tokio::test]
+async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per_host() {
+    bounded(async {
+        let policy = quick().with_max_attempts(2);
+        let send = |service: Box<dyn Fn(String, u32) -> Status>| move |url: String| service(url, 0);
+        // One bucket for both hosts: the outage spends it.
+        let shared = Arc::new(TokenBucketBudget::new(server::two_retries()).unwrap());
+        let layer = RetryLayer::new(policy).unwrap().budget(shared);
+        let (status, attempts) =
+            server::an_outage_then_a_healthy_host(send(status_caller(layer.layer(client())))).await;
+        assert_eq!(
+            (status, attempts),
+            (503, 1),
+            "no retry left for the healthy host"
+        );
+        // A bucket per host and port: the healthy host's request is retried, and served.
+        let per_host = Arc::new(
+            Partitioned::new(server::two_retries(), 64, stagger::SeededRng::new(1)).unwrap(),
+        );
+        let layer = RetryLayer::new(policy)
+            .unwrap()
+            .budget(Arc::clone(&per_host));
+        let (status, attempts) =
+            server::an_outage_then_a_healthy_host(send(status_caller(layer.layer(client())))).await;
+        assert_eq!((status, attempts), (201, 2));
+        assert_eq!(per_host.len(), 2, "one budget per host");
+    })
+    .await;
+}
+
+/// A boxed future of the status a call ended with (0 for an error without a response).
+type Status = std::pin::Pin<Box<dyn std::future::Future<Output = u16> + Send>>;
+
+/// A GET through `service`, whatever its type, as client `i`: the status it ends with.
+fn status_caller<Svc>(service: Svc) -> Box<dyn Fn(String, u32) -> Status>
+where
+    Svc: Service<Request<TestBody>, Response = Response<Incoming>, Error = RetryError<ClientError>>
+        + Clone
+        + Send
+        + 'static,
+    Svc::Future: Send,
+{
+    Box::new(move |url: String, i: u32| {
+        let mut service = service.clone();
+        let request = Request::get(url)
+            .header("x-client", i.to_string())
+            .body(empty())
+            .unwrap();
+        Box::pin(async move {
+            let response = send(&mut service, request).await;
+            response.map_or(0, |r| r.status().as_u16())
+        })
+    })
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use stagger_core::budget::BudgetKind;
 use stagger_core::engine::Dispersal;
 use stagger_core::{AnyConfig, Clock, MonotonicClock, Preset};
+use stagger_sim::workload::partition::BudgetPartition;
 use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
@@ -19,7 +20,8 @@ use crate::render::{self, Table};
 /// Flags of `stagger simulate`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// The workload: herd, outage, contention, open-loop, serial, spike, ramp, throttle.
+    /// The workload: herd, outage, contention, open-loop, serial, spike, ramp, throttle,
+    /// partition.
     #[arg(long, value_name = "NAME")]
     workload: String,
     /// Policies, comma-separated: catalog names, preset names, or
@@ -79,6 +81,10 @@ pub(crate) struct Args {
     /// waits for a paced slot of its own (throttle).
     #[arg(long)]
     gate: bool,
+    /// Whether the client's --budget is one for both hosts (shared) or one per host
+    /// (partitioned) (partition; default shared).
+    #[arg(long, value_name = "MODE", value_parser = budget_partition)]
+    budget_partition: Option<BudgetPartition>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
     /// Refuse, before it starts, a run estimated to need more memory than this, such as
@@ -190,6 +196,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         retry_after_form: args.retry_after_form,
         dispersal: args.dispersal,
         gate: args.gate.then_some(true),
+        budget_partition: args.budget_partition,
     };
     if args.plot.is_some()
         && !matches!(
@@ -444,6 +451,11 @@ fn cells(row: &ResultRow) -> Vec<String> {
 
 /// A `--retry-after-form` value.
 fn retry_after_form(text: &str) -> Result<RetryAfterForm, String> {
+    text.parse().map_err(|e: SimError| e.to_string())
+}
+
+/// A `--budget-partition` value.
+fn budget_partition(text: &str) -> Result<BudgetPartition, String> {
     text.parse().map_err(|e: SimError| e.to_string())
 }
 

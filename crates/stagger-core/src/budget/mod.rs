@@ -22,6 +22,7 @@
 pub mod breaker;
 pub mod grpc_throttle;
 mod kind;
+pub mod partitioned;
 pub mod ratio;
 pub mod sre_adaptive;
 pub mod token_bucket;
@@ -30,16 +31,19 @@ mod window;
 pub use breaker::{Breaker, BreakerBudget};
 pub use grpc_throttle::{GrpcThrottle, GrpcThrottleBudget};
 pub use kind::{AnyBudget, BudgetKind};
+pub use partitioned::Partitioned;
 pub use ratio::{Ratio, RatioBudget};
 pub use sre_adaptive::{SreAdaptive, SreAdaptiveBudget};
 pub use token_bucket::{TokenBucket, TokenBucketBudget};
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::clock::Timestamp;
 use crate::error::ConfigError;
 use crate::failure::Failure;
+pub use crate::gate::Slot;
 use crate::rng::SeededRng;
 
 /// The configuration of a budget: a small `Copy` value, checked and turned into the running
@@ -173,6 +177,39 @@ pub trait Budget {
     fn on_failure(&self, now: Timestamp, failure: &Failure) {
         let _ = (now, failure);
     }
+
+    /// The server asked at `now` for no call before `wait` has passed (a 429 or 503 with a
+    /// wait; `wait` is capped at the longest wait the run honours). A budget that paces the
+    /// calls to a destination ([`Gated`](crate::gate::Gated)) learns from it; the default does
+    /// nothing.
+    fn server_wait(&self, now: Timestamp, wait: Duration) {
+        let _ = (now, wait);
+    }
+
+    /// Whether the budget paces attempts ([`slot`](Budget::slot)). The engine asks for a slot
+    /// only if it does, so a budget that does not costs nothing for it. The default is `false`.
+    fn paces(&self) -> bool {
+        false
+    }
+
+    /// When an attempt ready at `now` may be sent, if it must be sent before `limit`: now, at
+    /// a slot reserved for it, or not before a time at or past `limit` (then nothing is
+    /// reserved, and the run gives up). Asked once per attempt, only if
+    /// [`paces`](Budget::paces). The default is [`Slot::Now`].
+    fn slot(&self, now: Timestamp, limit: Option<Timestamp>) -> Slot {
+        let _ = (now, limit);
+        Slot::Now
+    }
+
+    /// The attempt the last [`slot`](Budget::slot) was for has begun. Called only if
+    /// [`paces`](Budget::paces). The default does nothing.
+    fn slot_taken(&self) {}
+
+    /// The slot the last [`slot`](Budget::slot) reserved will not be used: the run ended before
+    /// its attempt. Called only if [`paces`](Budget::paces). A run dropped while it waits for
+    /// its slot does not call it: a pacing budget, which belongs to one run, hands the slot
+    /// back when it is dropped. The default does nothing.
+    fn slot_unused(&self) {}
 }
 
 /// No budget: every retry the policy allows goes ahead.
@@ -218,6 +255,32 @@ impl<B: Budget> Budget for Option<B> {
             b.on_failure(now, failure);
         }
     }
+    #[inline]
+    fn server_wait(&self, now: Timestamp, wait: Duration) {
+        if let Some(b) = self {
+            b.server_wait(now, wait);
+        }
+    }
+    #[inline]
+    fn paces(&self) -> bool {
+        self.as_ref().is_some_and(Budget::paces)
+    }
+    #[inline]
+    fn slot(&self, now: Timestamp, limit: Option<Timestamp>) -> Slot {
+        self.as_ref().map_or(Slot::Now, |b| b.slot(now, limit))
+    }
+    #[inline]
+    fn slot_taken(&self) {
+        if let Some(b) = self {
+            b.slot_taken();
+        }
+    }
+    #[inline]
+    fn slot_unused(&self) {
+        if let Some(b) = self {
+            b.slot_unused();
+        }
+    }
 }
 
 macro_rules! forward_budget {
@@ -243,8 +306,54 @@ macro_rules! forward_budget {
             fn on_failure(&self, now: Timestamp, failure: &Failure) {
                 (**self).on_failure(now, failure);
             }
+            #[inline]
+            fn server_wait(&self, now: Timestamp, wait: Duration) {
+                (**self).server_wait(now, wait);
+            }
+            #[inline]
+            fn paces(&self) -> bool {
+                (**self).paces()
+            }
+            #[inline]
+            fn slot(&self, now: Timestamp, limit: Option<Timestamp>) -> Slot {
+                (**self).slot(now, limit)
+            }
+            #[inline]
+            fn slot_taken(&self) {
+                (**self).slot_taken();
+            }
+            #[inline]
+            fn slot_unused(&self) {
+                (**self).slot_unused();
+            }
         }
     )*};
 }
 
 forward_budget!(&B, Arc<B>, Box<B>, std::rc::Rc<B>);
+
+/// Budgets by destination: what a layer serving many destinations (the tower layer, the
+/// reqwest middleware) holds, and asks for each request's budget by the request's key (its host
+/// and port).
+///
+/// Every budget that can be cloned is one, the same for every destination: an `Arc` of one
+/// budget is shared by all of them, as before. An `Arc<`[`Partitioned`]`>` gives each
+/// destination a budget of its own, so that one host's outage cannot drain another's retries;
+/// a [`Gating`](crate::gate::Gating) puts a gate in front of either.
+pub trait ForDestination {
+    /// The budget of one request.
+    type Budget: Budget;
+
+    /// The budget for a request to the destination `key` names. `key` is called at most once,
+    /// and not at all by budgets that are the same everywhere.
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget;
+}
+
+impl<B: Budget + Clone> ForDestination for B {
+    type Budget = B;
+
+    #[inline]
+    fn for_destination(&self, _key: impl FnOnce() -> Arc<str>) -> B {
+        self.clone()
+    }
+}

@@ -67,5 +67,5 @@ mod settings;
 
 pub use crate::budget::{Budget, Spent, Unlimited};
 pub use outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
-pub use run::Run;
+pub use run::{Ready, Run};
 pub use settings::{DEFAULT_MAX_SERVER_WAIT, Dispersal, Nested, Settings};

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
 use super::settings::{Dispersal, Nested, Settings};
-use crate::budget::{Budget, Spent, Unlimited};
+use crate::budget::{Budget, Slot, Spent, Unlimited};
 use crate::clock::Timestamp;
 use crate::failure::Failure;
 use crate::policy::Policy;
@@ -25,6 +25,13 @@ use crate::rng::{Rng, SeededRng};
 /// when the driver ends the run before the attempt ([`abandon`](Run::abandon)), and when the
 /// driver is dropped during the wait (a future cancelled mid-sleep, a request dropped: it calls
 /// [`cancel`](Run::cancel)).
+///
+/// # Pacing
+///
+/// A budget that paces ([`Budget::paces`], such as a [`Gated`](crate::gate::Gated) one) gives
+/// each attempt a slot: the driver asks [`ready`](Run::ready) before [`begin`](Run::begin),
+/// and waits as it says. A slot that cannot come before the deadline ends the run at once. A
+/// slot reserved for an attempt that is never made goes back, as a granted retry does.
 #[derive(Debug)]
 pub struct Run<P, B = Unlimited> {
     policy: P,
@@ -43,6 +50,10 @@ pub struct Run<P, B = Unlimited> {
     last_spent: Option<Spent>,
     /// The retry the budget granted and no attempt has begun for yet: when, and what it cost.
     pending: Option<(Timestamp, Spent)>,
+    /// Whether a pacing budget was asked for the next attempt's slot. (A slot it reserved is
+    /// the budget's to keep track of: it is told when the attempt begins, and when the run
+    /// ends without it.)
+    slot_asked: bool,
     /// [`Budget::retry_abandoned`] of `B`, taken where `B: Budget` is known, so that
     /// [`cancel`](Run::cancel) can be called where it is not (a future's `Drop`).
     abandon_fn: fn(&B, Timestamp, Spent),
@@ -70,6 +81,18 @@ impl<P, B> Run<P, B> {
     }
 }
 
+/// Whether the next attempt may begin: [`Run::ready`].
+#[derive(Clone, Debug, PartialEq)]
+#[must_use]
+pub enum Ready {
+    /// Now: call [`Run::begin`].
+    Go,
+    /// Not yet: wait this long, then ask again.
+    Wait(Duration),
+    /// Never: the slot the attempt needs comes too late. The run is over.
+    GiveUp(Stopped),
+}
+
 impl<P: Policy> Run<P, Unlimited> {
     /// A run of `policy` starting at `now`, with no retry budget.
     pub fn new(policy: P, settings: Settings, now: Timestamp) -> Self {
@@ -95,6 +118,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
             last_failure: None,
             last_spent: None,
             pending: None,
+            slot_asked: false,
             abandon_fn: B::retry_abandoned,
             not_before: None,
             dispersal: settings.dispersal(),
@@ -209,13 +233,78 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[cold]
     pub fn abandon(&mut self, now: Timestamp, reason: StopReason) -> Stopped {
         self.cancel();
+        if self.budget.paces() {
+            self.budget.slot_unused();
+        }
         self.stop(now, reason)
+    }
+
+    /// Whether the next attempt may begin at `now`: a driver asks before each
+    /// [`begin`](Run::begin), and if told to wait, waits and asks again.
+    ///
+    /// It says to wait while the server's wait has not passed ([`too_early`](Run::too_early))
+    /// and, with a budget that [paces](Budget::paces), until the slot the budget reserves for
+    /// the attempt. If that slot would come at or after the deadline, or later than the longest
+    /// server wait the run honours, the run gives up at once
+    /// ([`StopReason::WaitExceedsDeadline`], [`StopReason::ServerWaitTooLong`]), and a retry
+    /// the budget granted goes back. The time waited for a slot counts in the summary's
+    /// `waited`.
+    #[inline(always)]
+    pub fn ready(&mut self, now: Timestamp) -> Ready {
+        if let Some(rest) = self.too_early(now) {
+            return Ready::Wait(rest);
+        }
+        if self.budget.paces() && !self.slot_asked {
+            return self.take_slot(now);
+        }
+        Ready::Go
+    }
+
+    /// Asks the pacing budget for the next attempt's slot at `now`.
+    #[inline(never)]
+    fn take_slot(&mut self, now: Timestamp) -> Ready {
+        let longest = now.saturating_add(self.max_server_wait);
+        let limit = self.deadline.map_or(longest, |d| d.min(longest));
+        match self.budget.slot(now, Some(limit)) {
+            Slot::Now => {
+                self.slot_asked = true;
+                Ready::Go
+            }
+            Slot::At(at) if at > now => {
+                self.slot_asked = true;
+                self.not_before = Some(at);
+                let wait = at.saturating_duration_since(now);
+                self.waited = self.waited.saturating_add(wait);
+                Ready::Wait(wait)
+            }
+            Slot::At(_) => {
+                self.slot_asked = true;
+                Ready::Go
+            }
+            Slot::PastDeadline(at) => {
+                // The attempt is not made: a retry granted for it goes back.
+                self.cancel();
+                let wait = at.saturating_duration_since(now);
+                let reason = match self.deadline {
+                    Some(deadline) if at >= deadline => StopReason::WaitExceedsDeadline {
+                        wait,
+                        remaining: deadline.saturating_duration_since(now),
+                    },
+                    _ => StopReason::ServerWaitTooLong {
+                        asked: wait,
+                        limit: self.max_server_wait,
+                    },
+                };
+                Ready::GiveUp(self.stop(now, reason))
+            }
+        }
     }
 
     /// How much longer the driver must wait before the next attempt, if it is early: the
     /// server asked for a wait that has not passed yet (a sleeper may wake early). A driver
-    /// checks this before [`begin`](Run::begin) and waits again if needed, so that no attempt
-    /// ever starts earlier than the server asked.
+    /// checks this (or [`ready`](Run::ready), which checks it too) before
+    /// [`begin`](Run::begin) and waits again if needed, so that no attempt ever starts earlier
+    /// than the server asked.
     #[inline(always)]
     pub fn too_early(&self, now: Timestamp) -> Option<Duration> {
         self.not_before
@@ -254,12 +343,19 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[inline(always)]
     pub fn begin(&mut self, now: Timestamp) -> Result<Attempt, Stopped> {
         if self.deadline.is_some_and(|d| now >= d) {
-            // The retry planned for this attempt is not sent.
+            // The retry planned for this attempt is not sent, nor its slot used.
             self.cancel();
+            if self.budget.paces() {
+                self.budget.slot_unused();
+            }
             return Err(self.stop(now, StopReason::Deadline));
         }
-        // The planned retry is sent: it is paid for.
+        // The planned retry is sent: it is paid for, and its slot used.
         self.pending = None;
+        if self.budget.paces() {
+            self.slot_asked = false;
+            self.budget.slot_taken();
+        }
         if self.attempts == 0 && !self.budget.admit(now) {
             return Err(self.stop(now, StopReason::BudgetRefusedFirstAttempt));
         }
@@ -320,6 +416,15 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[inline(always)]
     pub fn failed(&mut self, now: Timestamp, failure: Failure) -> Result<PlannedRetry, Stopped> {
         self.budget.on_failure(now, &failure);
+        if self.budget.paces()
+            && let Some(asked) = failure.retry_after()
+        {
+            // A pacing budget learns of every server wait, whether or not the run retries, at
+            // most as long as the run honours: a hostile server cannot shut a destination for
+            // longer.
+            self.budget
+                .server_wait(now, asked.min(self.max_server_wait));
+        }
         self.last_failure = Some(failure);
         if self.deadline.is_some_and(|d| now >= d) {
             return Err(self.stop(now, StopReason::Deadline));

@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Run, Settings};
+use stagger_core::engine::{Ready, Run, Settings};
 use stagger_core::{Failure, SeededRng, Timestamp};
 
 use crate::error::SimError;
@@ -15,6 +15,16 @@ use crate::strategy::{RunningPolicy, Strategy};
 pub(crate) struct Call {
     run: Run<RunningPolicy, Rc<dyn Budget>>,
     started: Nanos,
+}
+
+/// Whether an attempt may be sent: [`Call::ready`].
+pub(crate) enum Pace {
+    /// Now.
+    Go,
+    /// At this time, in the slot reserved for it.
+    At(Nanos),
+    /// Never: the request gave up (recorded).
+    GaveUp,
 }
 
 /// What to do after an attempt.
@@ -59,26 +69,22 @@ impl Call {
         self
     }
 
-    /// The request's deadline, if it has one.
-    pub(crate) fn deadline(&self) -> Option<Nanos> {
-        self.run.deadline().map(|d| nanos(d.since_origin()))
-    }
-
-    /// Ends the request at `now`, before its next attempt, for `reason` (recorded); a retry
-    /// its budget granted goes back.
-    pub(crate) fn give_up(
-        &mut self,
-        now: Nanos,
-        reason: stagger_core::engine::StopReason,
-        metrics: &mut Metrics,
-    ) {
-        let stopped = self.run.abandon(at(now), reason);
-        metrics.gave_up(stopped.reason);
-    }
-
     /// Attempts begun so far.
     pub(crate) fn attempts(&self) -> u32 {
         self.run.attempts()
+    }
+
+    /// Whether the request may send its next attempt at `now`: a budget that paces (a gate)
+    /// may hold it to a later slot, or end it (recorded) if the slot comes too late.
+    pub(crate) fn ready(&mut self, now: Nanos, metrics: &mut Metrics) -> Pace {
+        match self.run.ready(at(now)) {
+            Ready::Go => Pace::Go,
+            Ready::Wait(rest) => Pace::At(now.saturating_add(nanos(rest))),
+            Ready::GiveUp(stopped) => {
+                metrics.gave_up(stopped.reason);
+                Pace::GaveUp
+            }
+        }
     }
 
     /// Asks to send an attempt at `now`: its number, or `None` if the request gave up (recorded).

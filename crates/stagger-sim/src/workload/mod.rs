@@ -6,6 +6,7 @@ pub mod contention;
 pub mod herd;
 pub mod open_loop;
 pub mod outage;
+pub mod partition;
 pub mod serial;
 mod slots;
 pub mod spike;
@@ -55,6 +56,8 @@ pub struct Overrides {
     pub dispersal: Option<Dispersal>,
     /// Whether the clients share a gate for the destination (`throttle`).
     pub gate: Option<bool>,
+    /// Whether the client holds one budget for every host or one per host (`partition`).
+    pub budget_partition: Option<partition::BudgetPartition>,
 }
 
 impl Overrides {
@@ -80,6 +83,7 @@ impl Overrides {
             retry_after_form,
             dispersal,
             gate,
+            budget_partition,
         } = self;
         [
             ("clients", clients.is_some()),
@@ -96,6 +100,7 @@ impl Overrides {
             ("retry_after_form", retry_after_form.is_some()),
             ("dispersal", dispersal.is_some()),
             ("gate", gate.is_some()),
+            ("budget_partition", budget_partition.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -260,11 +265,13 @@ pub enum WorkloadKind {
     Ramp,
     /// [`throttle`]: a 429 storm against a rate limiter.
     Throttle,
+    /// [`partition`]: one host's outage against a budget shared with a healthy host.
+    Partition,
 }
 
 impl WorkloadKind {
     /// Every workload.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::Herd,
         Self::Outage,
         Self::Contention,
@@ -273,6 +280,7 @@ impl WorkloadKind {
         Self::Spike,
         Self::Ramp,
         Self::Throttle,
+        Self::Partition,
     ];
 
     /// The workload's name.
@@ -287,6 +295,7 @@ impl WorkloadKind {
             Self::Spike => "spike",
             Self::Ramp => "ramp",
             Self::Throttle => "throttle",
+            Self::Partition => "partition",
         }
     }
 
@@ -341,6 +350,7 @@ impl WorkloadKind {
             Self::Spike => go::<spike::Spike>(overrides, strategy, seed, max_events),
             Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed, max_events),
             Self::Throttle => go::<throttle::Throttle>(overrides, strategy, seed, max_events),
+            Self::Partition => go::<partition::Partition>(overrides, strategy, seed, max_events),
         }
     }
 
@@ -370,6 +380,7 @@ impl WorkloadKind {
             Self::Spike => go::<spike::Spike>(overrides, strategy),
             Self::Ramp => go::<spike::Ramp>(overrides, strategy),
             Self::Throttle => go::<throttle::Throttle>(overrides, strategy),
+            Self::Partition => go::<partition::Partition>(overrides, strategy),
         }
     }
 }

@@ -33,14 +33,16 @@
 //! 1 s until the deadline.
 
 use std::fmt;
+use std::rc::Rc;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
-use stagger_core::engine::{Dispersal, Settings, StopReason};
-use stagger_core::gate::{Gate, Slot};
-use stagger_core::{Failure, SeededRng, Timestamp};
+use stagger_core::engine::{Budget, Dispersal, Settings};
+use stagger_core::gate::{Gate, Gated};
+use stagger_core::{Failure, SeededRng};
 
-use super::call::{Call, Next};
+use super::call::{Call, Next, Pace};
 use super::{Overrides, Workload, WorkloadKind, check_clients, check_events, check_window};
 use crate::dist::exponential;
 use crate::error::SimError;
@@ -229,10 +231,6 @@ impl Default for Throttle {
 /// The one destination's key in the gate.
 const DESTINATION: &str = "limiter";
 
-fn ts(ns: Nanos) -> Timestamp {
-    Timestamp::from_nanos(ns)
-}
-
 /// The policy of the nginx trial: full jitter, base 100 ms, cap 2 s, 4 attempts.
 #[must_use]
 pub fn trial_strategy() -> Strategy {
@@ -254,10 +252,9 @@ const SERVICE: Nanos = 100_000_000;
 enum Event {
     /// A new request arrives from open arrivals.
     New,
-    /// Request `c` sends its next attempt, if the gate (when there is one) lets it.
+    /// Request `c` sends its next attempt, when its run is ready (a gate may hold it to a
+    /// slot).
     Send(u32),
-    /// Request `c` sends its next attempt in the slot the gate gave it.
-    SendInSlot(u32),
     /// Request `c`'s attempt reaches the server.
     Arrive(u32),
     /// Request `c`'s attempt leaves a concurrency-limited server, served.
@@ -306,10 +303,13 @@ impl Throttle {
         let mut concurrency = self
             .limit_concurrency
             .map(|limit| ConcurrencyLimiter::new(limit, SERVICE));
-        let gate = self
-            .gate
-            .then(|| Gate::new(1).expect("a capacity of 1 is valid"));
-        let gated = gate.is_some();
+        // One gate for the one destination, in front of each request's budget, as the
+        // executors put it: the engine asks it for every attempt's slot.
+        let gate = if self.gate {
+            Some(Arc::new(Gate::new(1)?))
+        } else {
+            None
+        };
         let fixed = nanos(self.retry_after);
         let end = nanos(self.duration);
         let shared = strategy.shared_unlimited();
@@ -323,17 +323,16 @@ impl Throttle {
                 Some(unlimited) => unlimited.clone(),
                 None => strategy.client_budget(world.fork()),
             };
+            let budget: Rc<dyn Budget> = match &gate {
+                Some(gate) => Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION)),
+                None => budget,
+            };
             let policy = world.fork();
-            let mut call =
+            let call =
                 Call::start(strategy, policy, budget, self.settings(), now)?.spread(world.fork());
             let c = calls.len() as u32;
             metrics.first_try();
-            if gated {
-                // A first attempt asks the gate too.
-                queue.push(now, Event::Send(c));
-            } else if call.begin(now, metrics).is_some() {
-                queue.push(now + ONE_WAY, Event::Arrive(c));
-            }
+            queue.push(now, Event::Send(c));
             calls.push(call);
             not_before.push(0);
             Ok(())
@@ -350,30 +349,16 @@ impl Throttle {
             metrics.events += 1;
             check_events(metrics.events, max_events)?;
             let (c, answer) = match event {
-                Event::Send(c) | Event::SendInSlot(c) => {
+                Event::Send(c) => {
                     let call = &mut calls[c as usize];
-                    if let (Some(gate), Event::Send(_)) = (&gate, &event) {
-                        let deadline = call.deadline();
-                        match gate.slot(DESTINATION, ts(now), deadline.map(ts)) {
-                            Slot::Now => {}
-                            Slot::At(at) => {
-                                queue.push(nanos(at.since_origin()), Event::SendInSlot(c));
-                                continue;
-                            }
-                            Slot::PastDeadline(at) => {
-                                let reason = StopReason::WaitExceedsDeadline {
-                                    wait: at.saturating_duration_since(ts(now)),
-                                    remaining: Duration::from_nanos(
-                                        deadline.unwrap_or(now).saturating_sub(now),
-                                    ),
-                                };
-                                call.give_up(now, reason, &mut metrics);
-                                continue;
+                    match call.ready(now, &mut metrics) {
+                        Pace::Go => {
+                            if call.begin(now, &mut metrics).is_some() {
+                                queue.push(now + ONE_WAY, Event::Arrive(c));
                             }
                         }
-                    }
-                    if call.begin(now, &mut metrics).is_some() {
-                        queue.push(now + ONE_WAY, Event::Arrive(c));
+                        Pace::At(slot) => queue.push(slot, Event::Send(c)),
+                        Pace::GaveUp => {}
                     }
                     continue;
                 }
@@ -430,16 +415,6 @@ impl Throttle {
             };
             // The answer reaches the client one network delay later.
             let at = now + ONE_WAY;
-            if let Some(gate) = &gate {
-                match answer {
-                    Ok(()) => gate.served(DESTINATION, ts(at)),
-                    Err(failure) => {
-                        if let Some(wait) = failure.retry_after() {
-                            gate.throttled(DESTINATION, ts(at), wait);
-                        }
-                    }
-                }
-            }
             if let Next::RetryAt(retry) = calls[c as usize].end(at, answer, &mut metrics) {
                 queue.push(retry, Event::Send(c));
             }

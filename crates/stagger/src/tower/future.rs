@@ -8,14 +8,15 @@ use http::request::Parts;
 use http::{Request, Response};
 use http_body::Body;
 use pin_project_lite::pin_project;
-use stagger_core::engine::{Attempt, Budget};
+use stagger_core::budget::ForDestination;
+use stagger_core::engine::Attempt;
 use stagger_core::{Clock, PolicyConfig};
 use tower_service::Service;
 
 use super::body::{Buffer, RetryBody, Source};
 use crate::classify::{Classifier, ClassifyOk};
 use crate::future::RetryFuture;
-use crate::hooks::HookSet;
+use crate::hooks::{HookSet, PerRequest};
 use crate::notify::Notify;
 use crate::operation::{AsyncOperation, Operation};
 use crate::overrides::RequestPolicy;
@@ -200,9 +201,10 @@ pin_project! {
         P: PolicyConfig,
         H: HookSet,
         H::Sleeper: Sleeper,
+        H::Budget: ForDestination,
     {
         #[pin]
-        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, H>,
+        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     }
 }
 
@@ -213,8 +215,11 @@ where
     P: PolicyConfig,
     H: HookSet,
     H::Sleeper: Sleeper,
+    H::Budget: ForDestination,
 {
-    pub(super) fn new(run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, H>) -> Self {
+    pub(super) fn new(
+        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+    ) -> Self {
         Self { run }
     }
 }
@@ -229,7 +234,7 @@ where
     H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
     H::Sleeper: Sleeper,
     H::Clock: Clock,
-    H::Budget: Budget,
+    H::Budget: ForDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;

@@ -31,7 +31,11 @@
 //!   never share a jitter sequence. A request's [`RetryOverrides`] may bring its own.
 //! - **A shared budget** ([`budget`](RetryLayer::budget)), such as an
 //!   `Arc<TokenBucketBudget>`, is asked before every retry and told every outcome, across all
-//!   the requests of the service.
+//!   the requests of the service. An `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>`
+//!   keeps one per host and port instead, so that one host's outage spares the others' retries.
+//! - **A gate per destination** ([`gate`](RetryLayer::gate)): once a server tells a request to
+//!   wait, the other requests to the same host and port wait for paced slots of their own
+//!   instead of each meeting the 429 for itself. See [`Gate`].
 //! - **Ownership of recovery.** A request whose future first runs inside another executor's
 //!   attempt (a `stagger::retry` around this service, or another `RetryService` outside this
 //!   one) makes one attempt and leaves recovery to the outer layer, as the executors do; see
@@ -130,7 +134,9 @@ use http::{Request, Response};
 use http_body::Body;
 #[cfg(feature = "serde")]
 use stagger_core::budget::AnyBudget;
-use stagger_core::engine::{Budget, Nested, Settings, StopReason};
+use stagger_core::budget::ForDestination;
+use stagger_core::engine::{Nested, Settings, StopReason};
+use stagger_core::gate::{Gate, Gating};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{AnyConfig, Clock, ConfigError, PolicyConfig, Timestamp};
 use tower_layer::Layer;
@@ -142,7 +148,7 @@ pub use future::ResponseFuture;
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
-use crate::hooks::{HookSet, Hooks};
+use crate::hooks::{HookSet, Hooks, per_request};
 #[cfg(doc)]
 use crate::http::is_idempotent;
 use crate::http::{HttpClassifier, request_is_idempotent};
@@ -296,10 +302,23 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
         self.with_hooks(|hooks| hooks.clock(clock))
     }
 
-    /// Retries only as far as `budget` allows. It is cloned into each request, so share one
-    /// budget through an `Arc` (`Arc<TokenBucketBudget>`, `Arc<dyn Budget + Send + Sync>`).
+    /// Retries only as far as `budget` allows: any [`ForDestination`]. A budget is cloned into
+    /// each request, so share one through an `Arc` (`Arc<TokenBucketBudget>`,
+    /// `Arc<dyn Budget + Send + Sync>`); an `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>` gives each destination
+    /// (host and port, [`destination`](crate::http::destination)) a budget of its own, so that
+    /// one host's outage cannot spend the retries of another.
     pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, Hooks<C, V, S, K, B2, N>> {
         self.with_hooks(|hooks| hooks.budget(budget))
+    }
+
+    /// Paces the requests to each destination (host and port,
+    /// [`destination`](crate::http::destination)) through `gate`: once a server tells any
+    /// request to it to wait, every other request to it waits for a paced slot of its own,
+    /// first attempts included, and gives up at once if that slot would come after its
+    /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
+    #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
+    pub fn gate(self, gate: Arc<Gate>) -> RetryLayer<P, Hooks<C, V, S, K, Gating<B>, N>> {
+        self.with_hooks(|hooks| hooks.map_budget(|budget| Gating::new(gate, budget)))
     }
 
     /// Calls `hook` before every retry that will happen: a [`Notify`], such as any
@@ -392,7 +411,7 @@ where
     H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
     H::Sleeper: Sleeper,
     H::Clock: Clock,
-    H::Budget: Budget,
+    H::Budget: ForDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Response = Response<ResBody>;
@@ -414,12 +433,9 @@ where
             RetryOverrides::apply(overrides, layer.policy, layer.settings, || {
                 request_is_idempotent(&request)
             });
+        let hooks = per_request(&layer.hooks, || crate::http::destination(&request));
         let op = future::TowerOp::new(ready, request, layer.buffer_limit, policy.max_attempts());
-        ResponseFuture::new(
-            Retry::new(op, policy, layer.hooks.clone())
-                .settings(settings)
-                .outcome(),
-        )
+        ResponseFuture::new(Retry::new(op, policy, hooks).settings(settings).outcome())
     }
 }
 

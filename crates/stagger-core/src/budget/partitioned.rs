@@ -1,0 +1,208 @@
+//! [`Partitioned`]: one budget per destination, in a bounded set.
+//!
+//! A budget shared by every request of a client bounds the client's retries as a whole. When
+//! the client calls many hosts, one host's outage then spends the retries the others need. A
+//! partitioned budget keeps a budget of its own for each destination, all of one configuration,
+//! and builds one the first time a destination is seen. The set is bounded: at most `capacity`
+//! destinations, and the one used least recently is forgotten to make room (its next request
+//! starts a fresh budget), so a flood of distinct hosts cannot grow its memory.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use stagger_core::budget::{Budget, ForDestination, Partitioned, TokenBucket};
+//! use stagger_core::{Failure, SeededRng, Timestamp};
+//!
+//! // Ten retries a host at most (50 tokens, 5 a retry).
+//! let bucket = TokenBucket::AWS_STANDARD.with_capacity(50.0);
+//! let budgets = Arc::new(Partitioned::new(bucket, 1024, SeededRng::new(7))?);
+//! let down = budgets.for_key("down.example:443");
+//! let now = Timestamp::ZERO;
+//! let granted = (0..100).filter(|_| down.try_retry(now, &Failure::Retryable).is_some());
+//! assert_eq!(granted.count(), 10);
+//! // Another host's retries are untouched.
+//! let up = budgets.for_destination(|| "up.example:443".into());
+//! assert!(up.try_retry(now, &Failure::Retryable).is_some());
+//! assert_eq!(budgets.len(), 2);
+//! # Ok::<(), stagger_core::ConfigError>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::{BudgetConfig, ForDestination};
+use crate::error::ConfigError;
+use crate::rng::SeededRng;
+
+/// Builds a destination's budget from the generator it is given.
+type Make<B> = dyn Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync;
+
+/// One budget per destination, built on first use, in a set bounded by `capacity`. See the
+/// [module docs](self).
+pub struct Partitioned<B> {
+    capacity: usize,
+    make: Box<Make<B>>,
+    /// A budget built when the set was made: the proof that the configuration builds, and the
+    /// one a destination shares if a later build fails all the same.
+    first: Arc<B>,
+    table: Mutex<Table<B>>,
+}
+
+struct Table<B> {
+    /// Each destination's budget, and when it was last used (a count of lookups).
+    parts: BTreeMap<Box<str>, (Arc<B>, u64)>,
+    lookups: u64,
+    rng: SeededRng,
+}
+
+impl<B> Partitioned<B> {
+    /// The most destinations a set may hold. Making room scans the set, under its lock.
+    pub const MAX_CAPACITY: usize = 1 << 16;
+
+    /// A budget of `config` for each of up to `capacity` destinations (1 to
+    /// [`Partitioned::MAX_CAPACITY`]). Each destination's budget draws (where it draws) from
+    /// its own generator, forked from `rng`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] if the configuration is invalid or the capacity is out of range.
+    pub fn new<C>(config: C, capacity: usize, rng: SeededRng) -> Result<Self, ConfigError>
+    where
+        C: BudgetConfig<Budget = B> + Send + Sync + 'static,
+    {
+        Self::with(capacity, rng, move |rng| config.build(rng))
+    }
+
+    /// A budget built by `make` for each of up to `capacity` destinations: for budgets that no
+    /// [`BudgetConfig`] describes (a configuration file's, say).
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of `make`, or one for a capacity out of range.
+    pub fn with(
+        capacity: usize,
+        mut rng: SeededRng,
+        make: impl Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync + 'static,
+    ) -> Result<Self, ConfigError> {
+        if capacity == 0 || capacity > Self::MAX_CAPACITY {
+            return Err(ConfigError::OutOfRange {
+                param: "capacity",
+                value: capacity as f64,
+                allowed: "between 1 and 65536 destinations",
+            });
+        }
+        let first = Arc::new(make(rng.fork())?);
+        Ok(Self {
+            capacity,
+            make: Box::new(make),
+            first,
+            table: Mutex::new(Table {
+                parts: BTreeMap::new(),
+                lookups: 0,
+                rng,
+            }),
+        })
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table<B>> {
+        // Every update leaves the table valid, so a poisoned lock is safe to reuse.
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The budget of the destination `key`, built if it is new.
+    pub fn for_key(&self, key: &str) -> Arc<B> {
+        let mut table = self.table();
+        table.lookups += 1;
+        let now = table.lookups;
+        if let Some((budget, used)) = table.parts.get_mut(key) {
+            *used = now;
+            return Arc::clone(budget);
+        }
+        if table.parts.len() >= self.capacity
+            && let Some(oldest) = table
+                .parts
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+        {
+            table.parts.remove(&oldest);
+        }
+        let rng = table.rng.fork();
+        // The configuration built once already, so this cannot fail; if it did, the
+        // destination would share the first budget rather than go without one.
+        let budget = (self.make)(rng).map_or_else(|_| Arc::clone(&self.first), Arc::new);
+        table.parts.insert(key.into(), (Arc::clone(&budget), now));
+        budget
+    }
+
+    /// The destinations the set holds now.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.table().parts.len()
+    }
+
+    /// Whether the set holds no destination.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.table().parts.is_empty()
+    }
+}
+
+impl<B> fmt::Debug for Partitioned<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Partitioned")
+            .field("capacity", &self.capacity)
+            .field("destinations", &self.len())
+            .field("budget", &std::any::type_name::<B>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B: super::Budget> ForDestination for Arc<Partitioned<B>> {
+    type Budget = Arc<B>;
+
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Arc<B> {
+        self.for_key(&key())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::budget::{Budget, TokenBucket};
+    use crate::clock::Timestamp;
+    use crate::failure::Failure;
+
+    #[test]
+    fn the_set_is_bounded_and_forgets_the_least_recently_used() {
+        let bucket = TokenBucket::AWS_STANDARD.with_capacity(10.0);
+        let parts = Partitioned::new(bucket, 2, SeededRng::new(1)).unwrap();
+        let a = parts.for_key("a");
+        assert!(a.try_retry(Timestamp::ZERO, &Failure::Retryable).is_some());
+        let _b = parts.for_key("b");
+        // "a" was used after "b"; "c" pushes out "b".
+        let again = parts.for_key("a");
+        assert!(Arc::ptr_eq(&a, &again));
+        let _c = parts.for_key("c");
+        assert_eq!(parts.len(), 2);
+        assert!(Arc::ptr_eq(&a, &parts.for_key("a")));
+        // "b" starts afresh: a new budget.
+        assert_eq!(parts.for_key("b").tokens(), 10.0);
+        assert_eq!(parts.len(), 2);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let bucket = TokenBucket::AWS_STANDARD;
+        assert!(Partitioned::new(bucket, 0, SeededRng::new(1)).is_err());
+        assert!(
+            Partitioned::new(
+                bucket,
+                Partitioned::<()>::MAX_CAPACITY + 1,
+                SeededRng::new(1)
+            )
+            .is_err()
+        );
+        assert!(Partitioned::new(bucket.with_capacity(-1.0), 8, SeededRng::new(1)).is_err());
+    }
+}

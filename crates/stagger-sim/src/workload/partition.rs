@@ -1,0 +1,636 @@
+//! # `partition`: one host's outage against a retry budget shared with another host
+//!
+//! A client that calls many hosts and holds one retry budget for all of them bounds its retries
+//! as a whole. When one host goes down, every request to it fails and asks for retries: a token
+//! bucket empties on them, and the retries a request to a healthy host needs are refused with
+//! the rest. A budget per destination ([`Partitioned`]) keeps each host's retries to itself.
+//!
+//! Model:
+//!
+//! - **Client:** one client. Its requests arrive as a Poisson process at `rate` per second
+//!   (default 100) for `duration` (default 30 s), each to host A with probability
+//!   `share_down` (default 0.5), to host B otherwise. Each runs the strategy's policy; the
+//!   requests in flight when arrivals stop run to completion.
+//! - **Budget:** the strategy's budget (`--budget`), either one for both hosts
+//!   ([`BudgetPartition::Shared`], the default) or one per host, from a [`Partitioned`] set
+//!   keyed by the host ([`BudgetPartition::Partitioned`]): each request asks the set for its
+//!   host's budget, as a layer serving many destinations does. Each host's budget starts full,
+//!   so a partitioned client holds as many full budgets as hosts. Without a budget, every retry
+//!   the policy allows goes ahead, in either mode: the ceiling.
+//! - **Hosts:** host A is down for the whole run: every attempt fails with a retryable error.
+//!   Host B fails each attempt independently with probability `failure_rate` (default 0.2),
+//!   with a retryable error, and succeeds otherwise. The network is a constant one-way delay of
+//!   1 ms.
+//!
+//! Each request draws its host and its server's answers from a generator of its own, forked in
+//! the order the requests arrive, so every mode sees the same requests and the same answers:
+//! the modes differ only in the retries the budget grants.
+//!
+//! The figures, per host ([`HostFigures`]): the requests, the share that succeeded, the retries
+//! sent and the attempts the budget refused. The finding is host B's success share: shared
+//! against partitioned, and the no-budget ceiling.
+
+use std::fmt;
+use std::rc::Rc;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+use stagger_core::budget::{AnyBudget, Budget, Partitioned};
+use stagger_core::engine::{Settings, StopReason};
+use stagger_core::{Failure, Rng, SeededRng};
+
+use super::call::{Call, Next};
+use super::slots::Slots;
+use super::{
+    Overrides, Workload, WorkloadKind, check_duration, check_events, check_failure_rate,
+    check_window,
+};
+use crate::dist::{Delay, exponential};
+use crate::error::SimError;
+use crate::estimate::{Estimate, Plan, block, grown, ns, peak, room_for};
+use crate::metrics::{HostFigures, Metrics, ResultRow};
+use crate::queue::{EventQueue, Nanos, nanos};
+use crate::strategy::Strategy;
+
+const SECOND: Nanos = 1_000_000_000;
+
+/// Whether the client holds one budget for every host, or one per host.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BudgetPartition {
+    /// `shared`: one budget for both hosts.
+    #[default]
+    Shared,
+    /// `partitioned`: one budget per host, from a [`Partitioned`] set.
+    Partitioned,
+}
+
+impl BudgetPartition {
+    /// Every mode.
+    pub const ALL: [Self; 2] = [Self::Shared, Self::Partitioned];
+
+    /// The name the CLI uses.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Shared => "shared",
+            Self::Partitioned => "partitioned",
+        }
+    }
+}
+
+impl fmt::Display for BudgetPartition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for BudgetPartition {
+    type Err = SimError;
+
+    fn from_str(name: &str) -> Result<Self, SimError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or(SimError::Invalid {
+                param: "budget_partition",
+                allowed: "shared or partitioned",
+            })
+    }
+}
+
+/// The hosts' keys in a partitioned budget, host A (down) first.
+pub const HOSTS: [&str; 2] = ["host-a.example:443", "host-b.example:443"];
+
+/// The partition workload's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Partition {
+    /// Requests per second, to both hosts together, in (0, 1e6].
+    pub rate: f64,
+    /// How long requests arrive, longer than 0 and at most a day.
+    pub duration: Duration,
+    /// The share of the requests that go to host A, the one that is down, in [0, 1].
+    pub share_down: f64,
+    /// Host B's independent failure probability per attempt, in [0, 1].
+    pub failure_rate: f64,
+    /// The one-way network delay.
+    pub network: Delay,
+    /// The window of the peak retry share.
+    pub window: Duration,
+    /// One budget for both hosts, or one per host.
+    pub budget_partition: BudgetPartition,
+}
+
+impl Default for Partition {
+    fn default() -> Self {
+        Self {
+            rate: 100.0,
+            duration: Duration::from_secs(30),
+            share_down: 0.5,
+            failure_rate: 0.2,
+            network: Delay::Constant { nanos: 1_000_000 },
+            window: Duration::from_millis(10),
+            budget_partition: BudgetPartition::Shared,
+        }
+    }
+}
+
+impl Partition {
+    /// The most requests a run may expect (`rate x duration`).
+    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most events a run may process; a run that needs more (a policy with no attempt
+    /// limit against host A, say) stops with [`SimError::TooLarge`].
+    pub const MAX_EVENTS: u64 = 200_000_000;
+}
+
+/// The strategy the scoreboard measures: the AWS SDKs' standard retry mode (3 attempts, full
+/// jitter under a ceiling of 1 s doubling to 20 s) with their retry quota (the `aws-standard`
+/// token bucket).
+#[must_use]
+pub fn trial_strategy() -> Strategy {
+    Strategy::policy(stagger_core::Preset::AWS_STANDARD.config())
+        .with_budget(Some(stagger_core::budget::BudgetKind::AwsStandard))
+}
+
+/// A request in flight: its engine run, its host (0 for A, 1 for B) and the generator of its
+/// server's answers.
+struct Request {
+    call: Call,
+    host: usize,
+    server: SeededRng,
+}
+
+#[derive(Clone, Copy)]
+enum Event {
+    /// The next request arrives.
+    Arrival,
+    /// The request in slot `r` sends its next attempt.
+    Send(u32),
+    /// The answer to the request in slot `r` comes back: success or not.
+    Answer(u32, bool),
+}
+
+/// The client's budgets: none, one for both hosts, or one per host.
+enum Budgets {
+    /// One budget (or "no budget") that every request holds.
+    One(Rc<dyn Budget>),
+    /// One per host, looked up by the request's host.
+    PerHost(Partitioned<AnyBudget>),
+}
+
+impl Budgets {
+    /// The budget of a request to `host`.
+    fn for_host(&self, host: usize) -> Rc<dyn Budget> {
+        match self {
+            Self::One(budget) => budget.clone(),
+            Self::PerHost(set) => Rc::new(set.for_key(HOSTS[host])),
+        }
+    }
+}
+
+/// The attempts a budget refused so far, as the metrics count the give-ups.
+fn refused(metrics: &Metrics) -> u64 {
+    [
+        StopReason::BudgetExhausted.name(),
+        StopReason::BudgetRefusedFirstAttempt.name(),
+    ]
+    .iter()
+    .map(|reason| metrics.give_ups.get(reason).copied().unwrap_or(0))
+    .sum()
+}
+
+/// Counts per host while the run goes.
+#[derive(Clone, Copy, Default)]
+struct Counts {
+    requests: u64,
+    successes: u64,
+    retries: u64,
+    refused: u64,
+}
+
+impl Counts {
+    fn figures(self) -> HostFigures {
+        HostFigures {
+            requests: self.requests,
+            successes: self.successes,
+            success_share: if self.requests == 0 {
+                0.0
+            } else {
+                self.successes as f64 / self.requests as f64
+            },
+            retries: self.retries,
+            refused: self.refused,
+        }
+    }
+}
+
+impl Partition {
+    /// The requests in flight at the peak: the arrival rate to each host times how long a
+    /// request to it lives (every attempt to A fails).
+    fn in_flight(&self, plan: &Plan) -> f64 {
+        let rtt = 2.0 * self.network.mean();
+        let per_ns = self.rate / 1e9;
+        let down = self.share_down * plan.lifetime(1.0, rtt);
+        let up = (1.0 - self.share_down) * plan.lifetime(self.failure_rate, rtt);
+        peak(per_ns * (down + up))
+    }
+
+    /// Sends the next attempt of the request in `slot` at `now`, if the engine lets it: its
+    /// answer is queued one round trip later; otherwise the request is over.
+    fn send(
+        &self,
+        slot: u32,
+        now: Nanos,
+        table: &mut Slots<Request>,
+        hosts: &mut [Counts; 2],
+        metrics: &mut Metrics,
+        queue: &mut EventQueue<Event>,
+    ) {
+        let Some(request) = table.get(slot) else {
+            return;
+        };
+        let before = refused(metrics);
+        let counts = &mut hosts[request.host];
+        match request.call.begin(now, metrics) {
+            Some(number) => {
+                if number > 1 {
+                    counts.retries += 1;
+                }
+                let ok = request.host == 1 && request.server.next_f64() >= self.failure_rate;
+                let rtt = self.network.sample(&mut request.server) * 2;
+                queue.push(now.saturating_add(rtt), Event::Answer(slot, ok));
+            }
+            None => {
+                counts.refused += refused(metrics) - before;
+                table.remove(slot);
+            }
+        }
+    }
+}
+
+impl Workload for Partition {
+    const KIND: WorkloadKind = WorkloadKind::Partition;
+
+    const ACCEPTS: &'static [&'static str] = &[
+        "rate",
+        "duration",
+        "failure_rate",
+        "window",
+        "budget_partition",
+    ];
+
+    fn set(&mut self, o: &Overrides) {
+        self.rate = o.rate.unwrap_or(self.rate);
+        self.duration = o.duration.unwrap_or(self.duration);
+        self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
+        self.window = o.window.unwrap_or(self.window);
+        self.budget_partition = o.budget_partition.unwrap_or(self.budget_partition);
+    }
+
+    fn validate(&self) -> Result<(), SimError> {
+        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e6) {
+            return Err(SimError::Invalid {
+                param: "rate",
+                allowed: "a number of requests per second in (0, 1e6]",
+            });
+        }
+        check_duration(self.duration)?;
+        check_failure_rate(self.failure_rate)?;
+        check_window(self.window)?;
+        if !(0.0..=1.0).contains(&self.share_down) {
+            return Err(SimError::Invalid {
+                param: "share_down",
+                allowed: "a share in [0, 1]",
+            });
+        }
+        if self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
+            return Err(SimError::TooLarge {
+                what: "rate x duration",
+                limit: format!("{} requests", Self::MAX_REQUESTS),
+            });
+        }
+        Ok(())
+    }
+
+    /// Each request's first attempt is sent at its arrival, one event; each answer is one
+    /// event, and each retry's send one more: `2 x attempts` per request. A request to host A
+    /// makes every attempt its policy allows, one to host B `sum_k x^k` at B's failure rate
+    /// `x`; a budget only holds retries back. Memory is the requests in flight (the arrival
+    /// rate to each host times how long a request to it lives), with, when partitioned, a
+    /// handle on its host's budget each, and the budgets.
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        let plan = Plan::new(strategy);
+        let requests = self.rate * self.duration.as_secs_f64();
+        let down = requests * self.share_down;
+        let attempts =
+            down * plan.attempts(1.0) + (requests - down) * plan.attempts(self.failure_rate);
+        let events = 2.0 * attempts;
+        let in_flight = self.in_flight(&plan);
+        let retries_per_ns = (attempts - requests).max(0.0) / ns(self.duration);
+        let window = peak(retries_per_ns * ns(self.window)).min(attempts);
+        let partitioned =
+            strategy.budget.is_some() && self.budget_partition == BudgetPartition::Partitioned;
+        let (budgets, handles) = if partitioned {
+            // A budget per host, each an `Arc`'s block, the set's table, and for each request
+            // in flight an `Rc` of its host's `Arc`.
+            let table = block(size_of::<Partitioned<AnyBudget>>())
+                + HOSTS.len() as u64 * block(64 + HOSTS[0].len());
+            (
+                (HOSTS.len() as u64 * strategy.budget_bytes() + table) as f64,
+                in_flight * block(2 * size_of::<usize>() + size_of::<Arc<AnyBudget>>()) as f64,
+            )
+        } else {
+            (strategy.budget_bytes() as f64, 0.0)
+        };
+        let bytes = Slots::<Request>::bytes(in_flight, room_for(in_flight) as f64)
+            + (in_flight + 1.0) * EventQueue::<Event>::bytes_per_pending()
+            + handles
+            + budgets
+            + grown(window) * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::fixed_bytes() as f64;
+        Estimate::of(events, bytes)
+    }
+
+    fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        self.validate()?;
+        let mut world = SeededRng::new(seed);
+        let mut arrivals = world.fork();
+        let mut requests = world.fork();
+        // Drawn whatever the budget and the mode, so that the streams stay the same.
+        let budget_rng = world.fork();
+        let budgets = match (strategy.budget, self.budget_partition) {
+            (None, _) => Budgets::One(Rc::new(stagger_core::budget::Unlimited)),
+            (Some(_), BudgetPartition::Shared) => Budgets::One(strategy.client_budget(budget_rng)),
+            (Some(kind), BudgetPartition::Partitioned) => {
+                Budgets::PerHost(Partitioned::with(HOSTS.len(), budget_rng, move |rng| {
+                    AnyBudget::new(kind, rng)
+                })?)
+            }
+        };
+        let end = nanos(self.duration);
+        let mean_gap = SECOND as f64 / self.rate;
+        let plan = Plan::new(strategy);
+        let mut table: Slots<Request> = Slots::with_capacity(room_for(self.in_flight(&plan)));
+        let mut metrics = Metrics::new(nanos(self.window));
+        let mut hosts = [Counts::default(); 2];
+        let mut queue = EventQueue::new();
+        let first = exponential(&mut arrivals, mean_gap) as Nanos;
+        if first < end {
+            queue.push(first, Event::Arrival);
+        }
+        let mut events = 0u64;
+        while let Some((now, event)) = queue.pop() {
+            events += 1;
+            if events > Self::MAX_EVENTS {
+                return Err(SimError::TooLarge {
+                    what: "events",
+                    limit: Self::MAX_EVENTS.to_string(),
+                });
+            }
+            check_events(events, max_events)?;
+            match event {
+                Event::Arrival => {
+                    let next = now.saturating_add(exponential(&mut arrivals, mean_gap) as Nanos);
+                    if next < end {
+                        queue.push(next, Event::Arrival);
+                    }
+                    let mut own = requests.fork();
+                    let host = usize::from(own.next_f64() >= self.share_down);
+                    let policy = own.fork();
+                    let call = Call::start(
+                        strategy,
+                        policy,
+                        budgets.for_host(host),
+                        Settings::new(),
+                        now,
+                    )?;
+                    metrics.first_try();
+                    hosts[host].requests += 1;
+                    let slot = table.insert(Request {
+                        call,
+                        host,
+                        server: own,
+                    });
+                    self.send(slot, now, &mut table, &mut hosts, &mut metrics, &mut queue);
+                }
+                Event::Send(slot) => {
+                    self.send(slot, now, &mut table, &mut hosts, &mut metrics, &mut queue);
+                }
+                Event::Answer(slot, ok) => {
+                    let Some(request) = table.get(slot) else {
+                        continue;
+                    };
+                    let (successes, refusals) = (metrics.successes, refused(&metrics));
+                    let result = if ok { Ok(()) } else { Err(Failure::Retryable) };
+                    match request.call.end(now, result, &mut metrics) {
+                        Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
+                        Next::Done => {
+                            let counts = &mut hosts[request.host];
+                            counts.successes += metrics.successes - successes;
+                            counts.refused += refused(&metrics) - refusals;
+                            table.remove(slot);
+                        }
+                    }
+                }
+            }
+        }
+        metrics.events = events;
+        let mut row = metrics.row(
+            strategy.policy.name(),
+            strategy.budget.map(|b| b.to_string()),
+        );
+        row.budget_partition = Some(self.budget_partition.name());
+        row.host_a = Some(hosts[0].figures());
+        row.host_b = Some(hosts[1].figures());
+        Ok(row)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use stagger_core::budget::BudgetKind;
+    use stagger_core::{AnyConfig, PolicyConfig, Preset};
+
+    use super::*;
+
+    /// The AWS SDKs' standard retry mode, with or without their retry quota.
+    fn aws(budget: Option<BudgetKind>) -> Strategy {
+        Strategy::policy(Preset::AWS_STANDARD.config()).with_budget(budget)
+    }
+
+    fn mode(budget_partition: BudgetPartition) -> Partition {
+        Partition {
+            budget_partition,
+            ..Partition::default()
+        }
+    }
+
+    fn host_b(row: &ResultRow) -> HostFigures {
+        row.host_b.expect("the partition workload reports host B")
+    }
+
+    fn host_a(row: &ResultRow) -> HostFigures {
+        row.host_a.expect("the partition workload reports host A")
+    }
+
+    #[test]
+    fn a_shared_budget_lets_the_outage_drain_host_bs_retries_and_a_partitioned_one_does_not() {
+        let quota = aws(Some(BudgetKind::AwsStandard));
+        for seed in 1..=3 {
+            let shared = mode(BudgetPartition::Shared).run(&quota, seed).unwrap();
+            let parted = mode(BudgetPartition::Partitioned)
+                .run(&quota, seed)
+                .unwrap();
+            let ceiling = mode(BudgetPartition::Shared).run(&aws(None), seed).unwrap();
+            let (s, p, c) = (host_b(&shared), host_b(&parted), host_b(&ceiling));
+            // The same requests to each host in every mode.
+            assert_eq!((s.requests, p.requests), (c.requests, c.requests));
+            assert_eq!(host_a(&shared).requests, host_a(&ceiling).requests);
+            // Shared, host A's outage empties the bucket: most of B's retries are refused and
+            // B keeps about the share its first tries win (1 - 0.2).
+            assert!(s.refused > s.retries, "seed {seed}: {s:?}");
+            assert!(s.success_share < 0.85, "seed {seed}: {s:?}");
+            // Partitioned, B's own bucket never runs dry and B reaches the no-budget ceiling.
+            assert_eq!(p.refused, 0, "seed {seed}: {p:?}");
+            assert_eq!(p.success_share, c.success_share, "seed {seed}");
+            assert!(
+                p.success_share > s.success_share + 0.1,
+                "seed {seed}: {p:?} against {s:?}"
+            );
+            // Host A's retries are refused in both modes once its budget is empty.
+            assert!(host_a(&shared).refused > 0 && host_a(&parted).refused > 0);
+            assert_eq!(host_a(&ceiling).refused, 0);
+        }
+    }
+
+    #[test]
+    fn without_a_budget_both_modes_are_the_same_run() {
+        let s = aws(None);
+        let shared = mode(BudgetPartition::Shared).run(&s, 4).unwrap();
+        let mut parted = mode(BudgetPartition::Partitioned).run(&s, 4).unwrap();
+        assert_eq!(parted.budget_partition, Some("partitioned"));
+        parted.budget_partition = shared.budget_partition;
+        assert_eq!(shared, parted);
+        // Three attempts for every request to A, all failed.
+        let a = host_a(&shared);
+        assert_eq!((a.successes, a.retries), (0, 2 * a.requests));
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_row_and_another_seed_another() {
+        let s = aws(Some(BudgetKind::AwsStandard));
+        for m in BudgetPartition::ALL {
+            let w = mode(m);
+            assert_eq!(w.run(&s, 7).unwrap(), w.run(&s, 7).unwrap());
+            assert_ne!(w.run(&s, 7).unwrap(), w.run(&s, 8).unwrap());
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_refused_with_their_names() {
+        let s = aws(None);
+        let param = |w: Partition| w.run(&s, 1).unwrap_err().param();
+        let d = Partition::default();
+        for rate in [0.0, -1.0, f64::NAN, f64::INFINITY, 2e6] {
+            assert_eq!(param(Partition { rate, ..d }), Some("rate"), "{rate}");
+        }
+        for failure_rate in [-0.1, 1.5, f64::NAN] {
+            let w = Partition { failure_rate, ..d };
+            assert_eq!(param(w), Some("failure_rate"));
+        }
+        assert_eq!(
+            param(Partition {
+                duration: Duration::ZERO,
+                ..d
+            }),
+            Some("duration")
+        );
+        assert_eq!(
+            param(Partition {
+                window: Duration::ZERO,
+                ..d
+            }),
+            Some("window")
+        );
+        assert_eq!(
+            param(Partition {
+                share_down: 1.5,
+                ..d
+            }),
+            Some("share_down")
+        );
+        let huge = Partition {
+            rate: 1e6,
+            duration: Duration::from_secs(100),
+            ..d
+        };
+        assert!(matches!(huge.validate(), Err(SimError::TooLarge { .. })));
+        // An override the workload does not use is refused, not ignored.
+        let clients = Overrides {
+            clients: Some(3),
+            ..Overrides::default()
+        };
+        assert_eq!(
+            Partition::default().apply(&clients),
+            Err(SimError::NotApplicable {
+                param: "clients",
+                workload: "partition",
+            })
+        );
+        let mut w = Partition::default();
+        w.apply(&Overrides {
+            budget_partition: Some(BudgetPartition::Partitioned),
+            rate: Some(10.0),
+            ..Overrides::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (w.budget_partition, w.rate),
+            (BudgetPartition::Partitioned, 10.0)
+        );
+        assert_eq!("partitioned".parse(), Ok(BudgetPartition::Partitioned));
+        assert_eq!(
+            "both".parse::<BudgetPartition>().unwrap_err().param(),
+            Some("budget_partition")
+        );
+        // A policy's invalid configuration is the policy's error.
+        let bad = Strategy::policy(
+            AnyConfig::from(stagger_core::PolicyKind::Immediate)
+                .set(stagger_core::Param::MaxAttempts(0))
+                .expect("checked when built"),
+        );
+        assert!(matches!(
+            Partition::default().run(&bad, 1),
+            Err(SimError::Config(_))
+        ));
+    }
+
+    #[test]
+    fn the_estimate_bounds_the_run() {
+        for budget in [None, Some(BudgetKind::AwsStandard)] {
+            for m in BudgetPartition::ALL {
+                let s = aws(budget);
+                let w = mode(m);
+                let e = w.estimate(&s);
+                let row = w.run(&s, 1).unwrap();
+                assert!(
+                    row.events <= e.events,
+                    "{budget:?} {m}: {} > {}",
+                    row.events,
+                    e.events
+                );
+                if budget.is_none() {
+                    let ratio = row.events as f64 / e.events as f64;
+                    assert!(ratio > 0.9, "{m}: {ratio}");
+                }
+            }
+        }
+    }
+}
