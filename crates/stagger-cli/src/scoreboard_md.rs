@@ -244,6 +244,7 @@ pub(crate) fn document(board: &Scoreboard) -> String {
         throttle_intro(board.seed)
     );
     s.push_str(&throttle_table(&board.throttle));
+    s.push_str(&throttle_variants(&board.throttle_variants, board.seed));
     let _ = writeln!(
         s,
         "\n## `partition`: partitioned budgets, one client calling a host that is down and one that is not\n\n{}",
@@ -375,15 +376,171 @@ fn throttle_table(points: &[stagger_sim::scoreboard::ThrottlePoint]) -> String {
     )
 }
 
+/// A duration as the CLI's flags take it: whole seconds, or milliseconds.
+fn flag_duration(d: std::time::Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// The throttle variants: a heading, what they are and why, the commands behind them, the
+/// table, and where the gate served fewer than the same rule without it.
+fn throttle_variants(
+    points: &[stagger_sim::scoreboard::ThrottleVariantPoint],
+    seed: u64,
+) -> String {
+    use stagger_core::duration::human;
+    use stagger_sim::scoreboard::{THROTTLE_SEEDS, ThrottleVariant};
+    use stagger_sim::workload::throttle::Throttle;
+    let open = ThrottleVariant::OpenArrivals.model();
+    let conc = ThrottleVariant::ConcurrencyLimiter.model();
+    let rate = open.rate.unwrap_or_default();
+    let deadline = open.duration + open.timeout;
+    let admitted = (open.limit_rate * deadline.as_secs_f64()).floor();
+    let offered = rate * open.duration.as_secs_f64();
+    let limit = conc.limit_concurrency.unwrap_or(1);
+    let per_second = f64::from(limit) / Throttle::SERVICE.as_secs_f64();
+    let room = per_second * (conc.timeout.saturating_sub(conc.retry_after)).as_secs_f64();
+    let refused = conc.clients.saturating_sub(u64::from(limit));
+    let rules = ThrottleVariant::DISPERSALS
+        .map(|d| format!("`{}`", d.name()))
+        .join(" and ");
+    let command = |flags: String| {
+        format!(
+            "`stagger simulate --workload throttle --policy exponential-full-jitter --base 100ms \
+             --cap 2s --max-attempts 4 {flags} --dispersal RULE [--gate] --seed N`"
+        )
+    };
+    let mut s = format!(
+        "\n### Throttle variants: open arrivals, and a concurrency limiter\n\n\
+         The same policy, deadline and fixed `Retry-After` of {}, for {rules}, without and with \
+         the gate, with the clients or the server changed. **Open arrivals:** requests arrive \
+         at random, {rate} a second for {} (about {offered:.0} a run), against the same rate \
+         limiter. That is {:.1} times its {} a second: high enough that the limit binds before \
+         any request retries, low enough that the limiter could still admit most of them (one \
+         request per {} over the {} from the first arrival to the last deadline is at most \
+         {admitted:.0}, about {} of the requests), so what is lost below that is lost to the \
+         clients' timing. **Concurrency limiter:** the {} requests start together against a \
+         server that keeps at most {limit} in service at a time, {} each (up to \
+         {per_second:.0} a second), and answers 503 with the same `Retry-After` to any request \
+         beyond that. {refused} are refused at once, and between the first retry, {} in, and \
+         the {} deadline there is room for about {room:.0} one after another: the limit binds, \
+         and only a fleet whose retries never collide is served in full. Over world seeds \
+         {seed} to {} ({} for open arrivals, {} for the concurrency limiter). Served is the \
+         share of all the seeds' requests (the range over seeds); attempts per request counts \
+         the attempts that reached the server, below 1 when requests gave up without one: once \
+         the destination has throttled, a gate holds every call to a slot of its own, first \
+         attempts included, and a call whose slot falls past its deadline gives up at once. \
+         The peak share is a share of the retries, which are few where attempts per \
+         request are near or below 1.\n\n",
+        human(open.retry_after),
+        human(open.duration),
+        rate / open.limit_rate,
+        open.limit_rate,
+        human(std::time::Duration::from_secs_f64(1.0 / open.limit_rate)),
+        human(deadline),
+        pct(admitted / offered),
+        conc.clients,
+        human(Throttle::SERVICE),
+        human(conc.retry_after),
+        human(conc.timeout),
+        seed + THROTTLE_SEEDS - 1,
+        command(format!(
+            "--rate {rate} --duration {}",
+            flag_duration(open.duration)
+        )),
+        command(format!("--limit-concurrency {limit}")),
+    );
+    let requests = |x: f64| {
+        if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.1}")
+        }
+    };
+    let peak = format!("Peak {} share", human(open.window));
+    s.push_str(&table(
+        &[
+            "Variant",
+            "Gate",
+            "Dispersal",
+            "Requests per run",
+            "Served (range)",
+            "Attempts per request",
+            "Refused per success",
+            &peak,
+            "Early retries",
+        ],
+        points
+            .iter()
+            .map(|p| {
+                vec![
+                    p.variant.replace('-', " "),
+                    if p.gate { "shared" } else { "none" }.to_owned(),
+                    format!("`{}`", p.dispersal),
+                    requests(p.requests),
+                    format!(
+                        "{} ({}-{})",
+                        pct(p.served_share),
+                        pct(p.served_share_range.0),
+                        pct(p.served_share_range.1)
+                    ),
+                    num(p.attempts_per_request),
+                    num(p.rejected_per_success),
+                    pct(p.peak_window_share),
+                    p.early_retries.to_string(),
+                ]
+            })
+            .collect(),
+    ));
+    let worse: Vec<String> = points
+        .iter()
+        .filter(|p| p.gate)
+        .filter_map(|gated| {
+            let alone = points.iter().find(|p| {
+                !p.gate && p.variant == gated.variant && p.dispersal == gated.dispersal
+            })?;
+            (gated.served_share < alone.served_share).then(|| {
+                format!(
+                    "{}, `{}`: {} against {}",
+                    gated.variant.replace('-', " "),
+                    gated.dispersal,
+                    pct(gated.served_share),
+                    pct(alone.served_share)
+                )
+            })
+        })
+        .collect();
+    if worse.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nIn every variant the shared gate served at least as many as the same rule \
+             without it."
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "\nThe shared gate served fewer than the same rule without it in {} of {}: {}.",
+            worse.len(),
+            points.iter().filter(|p| p.gate).count(),
+            worse.join("; ")
+        );
+    }
+    s
+}
+
 /// The server-directed waits page, with its measured figures: the `throttle` workload's, and
 /// the `partition` workload's for the other state kept per destination, the budget.
 pub(crate) fn server_waits_page(
     points: &[stagger_sim::scoreboard::ThrottlePoint],
+    variants: &[stagger_sim::scoreboard::ThrottleVariantPoint],
     partition: &[stagger_sim::scoreboard::PartitionPoint],
     seed: u64,
 ) -> String {
     format!(
-        "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}\n\
+        "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}{}\n\
          ## Budgets per destination\n\nA gate is kept per destination; a retry budget can be \
          too. A client that holds one budget for every host lets one host's outage spend the \
          retries the others need; `stagger_core::budget::Partitioned` keeps one budget per \
@@ -391,6 +548,7 @@ pub(crate) fn server_waits_page(
         stagger_core::engine::Dispersal::PAGE,
         throttle_intro(seed),
         throttle_table(points),
+        throttle_variants(variants, seed),
         partition_intro(seed),
         partition_table(partition)
     )

@@ -542,6 +542,99 @@ fn the_committed_scoreboard_is_what_bench_prints_and_the_readme_quotes_it() {
 }
 
 #[test]
+fn the_throttle_variants_commands_reproduce_their_rows() {
+    // A reader's way to check a row: the command the section prints, at each of its seeds.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let board = std::fs::read_to_string(root.join("docs/scoreboard.md")).expect("a board");
+    let section = board
+        .split("### Throttle variants")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("a throttle variants section");
+    let seeds: Vec<u64> = {
+        let (_, rest) = section.split_once("world seeds ").expect("the seeds");
+        let (first, rest) = rest.split_once(" to ").expect("a range");
+        let last = rest.split(|c: char| !c.is_ascii_digit()).next().unwrap();
+        (first.parse().unwrap()..=last.parse().unwrap()).collect()
+    };
+    let commands: Vec<&str> = section
+        .split('`')
+        .filter(|s| s.starts_with("stagger simulate"))
+        .collect();
+    assert_eq!(commands.len(), 2, "{section}");
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    for (variant, command) in ["open arrivals", "concurrency limiter"]
+        .iter()
+        .zip(commands)
+    {
+        for (gate, rule) in [("none", "floor"), ("shared", "uniform-asked")] {
+            let (mut requests, mut served, mut attempts, mut refused, mut peak, mut early) =
+                (0u64, 0u64, 0u64, 0.0f64, 0.0f64, 0u64);
+            let mut range = (f64::INFINITY, f64::NEG_INFINITY);
+            for seed in &seeds {
+                let seed = seed.to_string();
+                let mut args: Vec<&str> = command
+                    .split_whitespace()
+                    .skip(1)
+                    .filter(|a| *a != "[--gate]")
+                    .map(|a| match a {
+                        "RULE" => rule,
+                        "N" => &seed,
+                        other => other,
+                    })
+                    .collect();
+                if gate == "shared" {
+                    args.push("--gate");
+                }
+                args.extend(["--format", "json"]);
+                let doc = json(&args);
+                let row = &doc["results"][0];
+                let count = |key: &str| row[key].as_u64().expect(key);
+                let share = row["served_share"].as_f64().unwrap();
+                range = (range.0.min(share), range.1.max(share));
+                requests += count("first_tries");
+                served += count("successes");
+                attempts += count("attempts");
+                refused +=
+                    row["rejected_per_success"].as_f64().unwrap() * count("successes") as f64;
+                peak += row["peak_window_share"].as_f64().unwrap();
+                early += count("early_retries");
+            }
+            let n = seeds.len() as f64;
+            let per_run = requests as f64 / n;
+            let expected = [
+                if per_run.fract() == 0.0 {
+                    format!("{per_run:.0}")
+                } else {
+                    format!("{per_run:.1}")
+                },
+                format!(
+                    "{} ({}-{})",
+                    pct(served as f64 / requests as f64),
+                    pct(range.0),
+                    pct(range.1)
+                ),
+                format!("{:.3}", attempts as f64 / requests as f64),
+                format!("{:.3}", refused / served as f64),
+                pct(peak / n),
+                early.to_string(),
+            ];
+            assert_eq!(early, 0, "{variant}, {gate}, {rule}");
+            let row: Vec<&str> = section
+                .lines()
+                .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+                .find(|cols| {
+                    cols.get(1) == Some(variant)
+                        && cols.get(2) == Some(&gate)
+                        && cols.get(3).copied() == Some(format!("`{rule}`").as_str())
+                })
+                .unwrap_or_else(|| panic!("a row for {variant}, {gate}, {rule}"));
+            assert_eq!(row[4..10], expected[..], "{variant}, {gate}, {rule}");
+        }
+    }
+}
+
+#[test]
 fn the_throttle_workload_reports_its_keys_for_each_rule_and_refuses_foreign_flags() {
     let common = [
         "simulate",

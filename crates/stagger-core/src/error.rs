@@ -59,6 +59,13 @@ pub enum ConfigError {
         /// The most a schedule lists.
         limit: u32,
     },
+    /// The parameter cannot be used as asked: with the others given, or in this place.
+    Unusable {
+        /// The parameter's name.
+        param: &'static str,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
 }
 
 impl ConfigError {
@@ -77,7 +84,8 @@ impl ConfigError {
         match self {
             Self::NotFinite { param, .. }
             | Self::OutOfRange { param, .. }
-            | Self::NotApplicable { param, .. } => Some(param),
+            | Self::NotApplicable { param, .. }
+            | Self::Unusable { param, .. } => Some(param),
             Self::ZeroAttempts | Self::ScheduleTooLong { .. } => Some("max_attempts"),
             Self::CapBelowBase { .. } => Some("cap"),
             Self::UnknownPolicy(_) => Some("policy"),
@@ -130,6 +138,7 @@ impl fmt::Display for ConfigError {
                 f,
                 "max_attempts asks for {retries} retries; a schedule lists at most {limit}"
             ),
+            Self::Unusable { param, reason } => write!(f, "{param} {reason}"),
         }
     }
 }

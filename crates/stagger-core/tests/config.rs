@@ -1085,3 +1085,66 @@ fn a_service_config_reads_from_yaml_too() {
     assert_eq!(import(&config).0, Preset::GRPC.config());
     assert_eq!(config.throttling().unwrap().unwrap().token_ratio(), 0.123);
 }
+
+#[test]
+fn a_retry_spec_keeps_a_budget_per_destination_and_a_gate_when_asked() {
+    use stagger_core::budget::{Budget, ForDestination};
+    use stagger_core::config::SpecBudget;
+    let spec: RetrySpec = toml::from_str(
+        "policy = \"constant\"\nbudget_per_destination = 8\ngate = 16\n[budget]\nbudget = \"aws-standard\"\ncapacity = 10",
+    )
+    .unwrap();
+    assert_eq!(
+        (spec.budget_per_destination, spec.gate),
+        (Some(8), Some(16))
+    );
+    // Round trip, as every other field.
+    let text = toml::to_string(&spec).unwrap();
+    assert_eq!(toml::from_str::<RetrySpec>(&text).unwrap(), spec, "{text}");
+    let budgets = spec.to_budgets(SeededRng::new(0)).unwrap();
+    let down = budgets.for_destination(|| "down:443".into());
+    let up = budgets.for_destination(|| "up:443".into());
+    assert!(matches!(down, SpecBudget::Gated(_)) && down.paces());
+    // Two retries (10 tokens, 5 each) on one host leave the other's untouched.
+    let now = Timestamp::ZERO;
+    let granted = (0..5)
+        .filter(|_| down.try_retry(now, &Failure::Retryable).is_some())
+        .count();
+    assert_eq!(granted, 2);
+    assert!(up.try_retry(now, &Failure::Retryable).is_some());
+    // Without either key: one budget for all, no gate.
+    let shared: RetrySpec = toml::from_str(RETRY_TOML).unwrap();
+    let budgets = shared.to_budgets(SeededRng::new(0)).unwrap();
+    let one = budgets.for_destination(|| unreachable!("a shared budget needs no key"));
+    assert!(matches!(one, SpecBudget::Plain(Some(_))) && !one.paces());
+}
+
+#[test]
+fn a_budget_per_destination_or_a_gate_out_of_place_is_refused_by_name() {
+    let bad = |text: &str| {
+        let spec: RetrySpec = toml::from_str(text).unwrap();
+        spec.to_settings().err().map(|e| (e.param(), e.to_string()))
+    };
+    let (param, message) = bad("policy = \"constant\"\ngate = 0").unwrap();
+    assert_eq!(param, Some("gate"));
+    assert!(message.contains("between 1 and 65536"), "{message}");
+    let (param, _) =
+        bad("policy = \"constant\"\nbudget = \"finagle\"\nbudget_per_destination = 70000").unwrap();
+    assert_eq!(param, Some("budget_per_destination"));
+    let (param, message) = bad("policy = \"constant\"\nbudget_per_destination = 8").unwrap();
+    assert_eq!(param, Some("budget_per_destination"));
+    assert!(message.contains("needs a `budget`"), "{message}");
+    let negative = toml::from_str::<RetrySpec>("policy = \"constant\"\ngate = -1").unwrap_err();
+    assert!(negative.to_string().contains("gate"), "{negative}");
+    // An executor's one budget cannot be kept per destination: said, not ignored.
+    let spec: RetrySpec =
+        toml::from_str("policy = \"constant\"\nbudget = \"finagle\"\nbudget_per_destination = 8")
+            .unwrap();
+    let error = spec.to_budget(SeededRng::new(0)).unwrap_err();
+    assert_eq!(error.param(), Some("budget_per_destination"));
+    let spec: RetrySpec = toml::from_str("policy = \"constant\"\ngate = 8").unwrap();
+    assert_eq!(
+        spec.to_budget(SeededRng::new(0)).unwrap_err().param(),
+        Some("gate")
+    );
+}

@@ -179,3 +179,41 @@ fn a_run_sent_before_the_pacing_began_does_not_widen_the_slots() {
     );
     assert_eq!(gate.slot("api", ms(401), None), Slot::At(ms(1_255)));
 }
+
+#[test]
+fn a_first_attempt_the_budget_refuses_gives_its_slot_back() {
+    /// A budget that refuses every first attempt, behind the gate.
+    struct Refusing;
+    impl Budget for Refusing {
+        fn admit(&self, _: Timestamp) -> bool {
+            false
+        }
+        fn try_retry(&self, _: Timestamp, _: &Failure) -> Option<stagger_core::engine::Spent> {
+            None
+        }
+    }
+    let gate = Arc::new(Gate::new(4).unwrap());
+    gate.throttled("api", ms(0), SECOND, true);
+    let mut run = gated_run(&gate, Refusing, Settings::new(), ms(0));
+    assert_eq!(run.ready(ms(0)), Ready::Wait(SECOND));
+    let stopped = run.begin(ms(1_000)).unwrap_err();
+    assert_eq!(stopped.reason, StopReason::BudgetRefusedFirstAttempt);
+    // The slot at 1 s was not used: the next caller has it.
+    assert_eq!(gate.slot("api", ms(1_000), None), Slot::Now);
+}
+
+#[test]
+fn a_longer_server_wait_moves_a_slot_already_reserved() {
+    let gate = Arc::new(Gate::new(4).unwrap());
+    gate.throttled("api", ms(0), SECOND, true);
+    let mut run = gated_run(&gate, Unlimited, Settings::new(), ms(0));
+    assert_eq!(run.ready(ms(0)), Ready::Wait(SECOND));
+    // Meanwhile another call is told "a minute": the slot at 1 s would meet a certain 429.
+    gate.throttled("api", ms(500), Duration::from_secs(60), true);
+    let Ready::Wait(rest) = run.ready(ms(1_000)) else {
+        panic!("the run must wait for the longer wait");
+    };
+    assert!(ms(1_000).saturating_add(rest) >= ms(60_500), "{rest:?}");
+    // Both waits count as waited, once each.
+    assert_eq!(run.summary(ms(1_000)).waited, SECOND + rest);
+}

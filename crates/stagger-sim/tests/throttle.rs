@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 use stagger_sim::Workload;
-use stagger_sim::scoreboard::throttle_points;
+use stagger_sim::scoreboard::{
+    THROTTLE_SEEDS, ThrottleVariant, throttle_points, throttle_variant_points,
+};
 use stagger_sim::workload::throttle::{RetryAfterForm, Throttle, trial_strategy};
 
 fn served(model: &Throttle, seeds: std::ops::RangeInclusive<u64>) -> Vec<u64> {
@@ -118,6 +120,54 @@ fn a_concurrency_limiter_and_open_arrivals_never_see_an_early_retry() {
             );
         }
     }
+}
+
+#[test]
+fn the_variants_bind_their_limit_and_never_see_an_early_retry() {
+    // Open arrivals above the limiter's rate; fewer in service than start together.
+    let open = ThrottleVariant::OpenArrivals.model();
+    assert!(open.rate.unwrap() > open.limit_rate, "{open:?}");
+    let conc = ThrottleVariant::ConcurrencyLimiter.model();
+    assert!(
+        u64::from(conc.limit_concurrency.unwrap()) < conc.clients,
+        "{conc:?}"
+    );
+    let points = throttle_variant_points(1).unwrap();
+    assert_eq!(
+        points.len(),
+        ThrottleVariant::ALL.len() * 2 * ThrottleVariant::DISPERSALS.len()
+    );
+    for p in &points {
+        assert_eq!(p.early_retries, 0, "{p:?}");
+        assert!(p.served_share > 0.0 && p.served_share < 1.0, "{p:?}");
+        assert!(
+            p.served_share_range.0 <= p.served_share && p.served_share <= p.served_share_range.1,
+            "{p:?}"
+        );
+    }
+    // The limiter admits one request per interval from the first arrival to the last
+    // deadline, whatever the clients do.
+    let most = (open.limit_rate * (open.duration + open.timeout).as_secs_f64()).floor() as u64;
+    for dispersal in ThrottleVariant::DISPERSALS {
+        for gate in [false, true] {
+            let model = Throttle {
+                dispersal,
+                gate,
+                ..open
+            };
+            for seed in 1..=THROTTLE_SEEDS {
+                let row = model.run(&trial_strategy(), seed).unwrap();
+                assert!(row.successes <= most, "{model:?} at {seed}: {row:?}");
+            }
+        }
+    }
+    // One in service at a time and the floor: every wave of retries comes back at once and
+    // one of it is served, at time zero, 1 s and 2 s.
+    let floor = points
+        .iter()
+        .find(|p| p.variant == "concurrency-limiter" && p.dispersal == "floor" && !p.gate)
+        .unwrap();
+    assert_eq!(floor.served_share_range, (0.15, 0.15), "{floor:?}");
 }
 
 #[test]

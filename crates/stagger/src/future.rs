@@ -202,8 +202,9 @@ where
                 StateProj::Idle => match driver.pace() {
                     Pace::Wait(rest) => {
                         // The sleeper woke before the server's wait was over, or a gate holds
-                        // the attempt to a later slot: wait, and yield, so that a sleeper that
-                        // keeps waking early cannot spin here.
+                        // the attempt to a later slot: wait, holding nothing, and yield, so
+                        // that a sleeper that keeps waking early cannot spin here.
+                        driver.op.unready();
                         let wait = driver.sleeper.sleep(rest);
                         this.state.set(State::Sleeping { wait });
                         cx.waker().wake_by_ref();

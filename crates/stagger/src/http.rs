@@ -248,10 +248,13 @@ pub fn request_is_idempotent<B>(request: &Request<B>) -> bool {
 }
 
 /// The destination a request goes to, as the key of a [`Gate`](stagger_core::gate::Gate) or
-/// a [`Partitioned`](stagger_core::budget::Partitioned) budget: its host, in lower case, and
-/// its port (the scheme's default if none is given), without the user name or password. A
-/// request whose URI has no authority is keyed by its `Host` header, and one with neither by
-/// the empty key, which all such requests share.
+/// a [`Partitioned`](stagger_core::budget::Partitioned) budget: its host, in lower case and
+/// without a final dot, and its port (the scheme's default if none is given), without the user
+/// name or password. A request whose URI has no authority is keyed by its `Host` header (port
+/// 80 if it names none: a relative URI does not say whether the connection is TLS), and one
+/// with neither by the empty key, which all such requests share. The host is taken as written:
+/// names are not resolved, nor IP addresses put in one form, so two spellings of one host are
+/// two destinations.
 ///
 /// ```
 /// use http::Request;
@@ -263,6 +266,10 @@ pub fn request_is_idempotent<B>(request: &Request<B>) -> bool {
 /// assert_eq!(&*destination(&request), "127.0.0.1:8080");
 /// let request = Request::get("/relative").header("host", "Cache:81").body(()).unwrap();
 /// assert_eq!(&*destination(&request), "cache:81");
+/// let request = Request::get("http://[::1]:8080/").body(()).unwrap();
+/// assert_eq!(&*destination(&request), "[::1]:8080");
+/// let request = Request::get("https://example.com./").body(()).unwrap();
+/// assert_eq!(&*destination(&request), "example.com:443");
 /// ```
 #[must_use]
 pub fn destination<B>(request: &Request<B>) -> Arc<str> {
@@ -289,16 +296,20 @@ pub fn destination<B>(request: &Request<B>) -> Arc<str> {
 
 /// The port a scheme defaults to.
 pub(crate) fn default_port(scheme: &str) -> Option<u16> {
-    match scheme.to_ascii_lowercase().as_str() {
-        "http" | "ws" => Some(80),
-        "https" | "wss" => Some(443),
-        _ => None,
+    let is = |name: &str| scheme.eq_ignore_ascii_case(name);
+    if is("http") || is("ws") {
+        Some(80)
+    } else if is("https") || is("wss") {
+        Some(443)
+    } else {
+        None
     }
 }
 
-/// The key of the destination `host` and `port`: the host in lower case, then the port.
+/// The key of the destination `host` and `port`: the host in lower case without the dot that
+/// ends a fully qualified name, then the port.
 pub(crate) fn destination_key(host: &str, port: Option<u16>) -> Arc<str> {
-    let host = host.to_ascii_lowercase();
+    let host = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
     match port {
         Some(port) => format!("{host}:{port}").into(),
         None => host.into(),

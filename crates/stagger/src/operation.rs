@@ -47,6 +47,13 @@ pub trait AsyncOperation: Operation {
         let _ = cx;
         Poll::Ready(Ok(()))
     }
+
+    /// The next attempt must wait (a gate holds it to a later slot): give up any readiness
+    /// gained so far, so that nothing is held during the wait (a tower service's permit), and
+    /// get ready again with [`poll_ready`](AsyncOperation::poll_ready) after it. The default
+    /// holds nothing.
+    #[inline(always)]
+    fn unready(&mut self) {}
 }
 
 /// An operation whose attempts block, for the blocking executor.

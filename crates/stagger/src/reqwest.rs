@@ -99,9 +99,9 @@ use std::time::Duration;
 use ::reqwest::{Request, Response};
 use http::Extensions;
 use reqwest_middleware::{Error, Middleware, Next, Result};
-#[cfg(feature = "serde")]
-use stagger_core::budget::AnyBudget;
 use stagger_core::budget::{ForDestination, Unlimited};
+#[cfg(feature = "serde")]
+use stagger_core::config::Budgets;
 use stagger_core::engine::{Attempt, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
@@ -171,9 +171,12 @@ impl<P: PolicyConfig> RetryMiddleware<P> {
 }
 
 #[cfg(feature = "serde")]
-impl RetryMiddleware<AnyConfig, Option<std::sync::Arc<AnyBudget>>> {
+impl RetryMiddleware<AnyConfig, Budgets> {
     /// A middleware as a configuration file describes it, in one call: its policy, its
-    /// [`Settings`] and its budget (one budget, shared by every request of the client).
+    /// [`Settings`] and its budget (one budget, shared by every request of the client, or one
+    /// per host and port with `budget_per_destination`), behind a gate per host and port if
+    /// the file has a `gate`
+    /// ([`RetrySpec::to_budgets`](stagger_core::config::RetrySpec::to_budgets)).
     ///
     /// ```
     /// use stagger::config::RetrySpec;
@@ -194,12 +197,10 @@ impl RetryMiddleware<AnyConfig, Option<std::sync::Arc<AnyBudget>>> {
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
         let settings = spec.to_settings()?;
-        let budget = spec
-            .to_budget(stagger_core::SeededRng::from_entropy())?
-            .map(std::sync::Arc::new);
+        let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
         Ok(RetryMiddleware::new(spec.to_config()?)?
             .settings(settings)
-            .budget(budget))
+            .budget(budgets))
     }
 }
 
@@ -309,7 +310,7 @@ where
     P: PolicyConfig + Send + Sync + 'static,
     P::Policy<SeededRng>: Send,
     B: ForDestination + Send + Sync + 'static,
-    B::Budget: Send + Sync,
+    B::Budget: Send,
     N: Notify<Response, Error> + Clone + Send + Sync + 'static,
     W: WallClock + Send + Sync + 'static,
 {

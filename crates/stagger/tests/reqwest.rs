@@ -670,3 +670,47 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
     })
     .await;
 }
+
+#[cfg(feature = "serde")]
+#[tokio::test]
+async fn a_configuration_file_keeps_a_budget_per_host_too() {
+    bounded(async {
+        let file = |per_host: &str| {
+            let text = format!(
+                r#"{{"policy": "exponential-full-jitter", "base": "1ms", "cap": "10ms",
+                    "max_attempts": 2, "budget": {{"budget": "aws-standard", "capacity": 10}}{per_host}}}"#
+            );
+            let spec: stagger::config::RetrySpec = serde_json::from_str(&text).unwrap();
+            let client = client(RetryMiddleware::from_spec(&spec).unwrap());
+            move |url: String| {
+                let request = client.get(url).send();
+                async move { request.await.map_or(0, |r| r.status().as_u16()) }
+            }
+        };
+        let shared = server::an_outage_then_a_healthy_host(file("")).await;
+        assert_eq!(shared, (503, 1), "one budget: no retry left for the healthy host");
+        let per_host =
+            server::an_outage_then_a_healthy_host(file(r#", "budget_per_destination": 64"#))
+                .await;
+        assert_eq!(per_host, (201, 2), "a budget per host: retried, and served");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_gate_paces_each_host_and_port_on_its_own() {
+    bounded(async {
+        let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
+        let middleware = RetryMiddleware::new(quick())
+            .unwrap()
+            .timeout(Duration::from_millis(300))
+            .gate(gate);
+        let client = client(middleware);
+        server::a_gate_holds_one_host_and_not_another(|url: String| {
+            let request = client.get(url).header("x-client", "1").send();
+            async move { request.await.map_or(0, |r| r.status().as_u16()) }
+        })
+        .await;
+    })
+    .await;
+}

@@ -1002,3 +1002,100 @@ where
         })
     })
 }
+
+#[tokio::test]
+async fn a_gate_paces_each_host_and_port_on_its_own() {
+    bounded(async {
+        let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
+        let layer = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_millis(300))
+            .gate(gate);
+        let call = status_caller(layer.layer(client()));
+        server::a_gate_holds_one_host_and_not_another(|url: String| call(url, 1)).await;
+    })
+    .await;
+}
+
+/// A service whose ready instance holds a permit until it is called or dropped, as tower's
+/// `ConcurrencyLimit` does: `held` counts the permits held now.
+struct Permits {
+    held: Arc<AtomicU32>,
+    holding: bool,
+}
+
+impl Clone for Permits {
+    fn clone(&self) -> Self {
+        Self {
+            held: Arc::clone(&self.held),
+            holding: false,
+        }
+    }
+}
+
+impl Drop for Permits {
+    fn drop(&mut self) {
+        if self.holding {
+            self.held.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+impl Service<Request<RetryBody<TestBody>>> for Permits {
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Response<Full<Bytes>>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        if !self.holding {
+            self.holding = true;
+            self.held.fetch_add(1, Ordering::SeqCst);
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: Request<RetryBody<TestBody>>) -> Self::Future {
+        self.holding = false;
+        self.held.fetch_sub(1, Ordering::SeqCst);
+        std::future::ready(Ok(Response::new(Full::new(Bytes::new()))))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_waiting_for_its_slot_holds_no_permit_of_the_inner_service() {
+    let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
+    let clock = stagger::clock::TokioClock::starting_now();
+    // The destination was told to wait a second.
+    gate.throttled("api.example:80", clock.now(), Duration::from_secs(1), true);
+    let held = Arc::new(AtomicU32::new(0));
+    let inner = Permits {
+        held: Arc::clone(&held),
+        holding: false,
+    };
+    let mut service = RetryLayer::new(Immediate::new())
+        .unwrap()
+        .clock(clock.clone())
+        .gate(gate)
+        .layer(inner);
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    assert_eq!(held.load(Ordering::SeqCst), 1, "made ready by the caller");
+    let request = Request::get("http://api.example/").body(empty()).unwrap();
+    let call = tokio::spawn(service.call(request));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Half way through the wait for the slot: the permit is back.
+    assert_eq!(
+        held.load(Ordering::SeqCst),
+        0,
+        "no permit held while waiting"
+    );
+    let response = call.await.unwrap().unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        clock.now().since_origin(),
+        Duration::from_secs(1),
+        "sent in its slot"
+    );
+    assert_eq!(held.load(Ordering::SeqCst), 0);
+}

@@ -63,7 +63,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         }
         fs::write(
             dir.join("server-waits.md"),
-            scoreboard_md::server_waits_page(&board.throttle, &board.partition, args.seed),
+            scoreboard_md::server_waits_page(
+                &board.throttle,
+                &board.throttle_variants,
+                &board.partition,
+                args.seed,
+            ),
         )?;
     }
     if let Some(readme) = &args.readme {

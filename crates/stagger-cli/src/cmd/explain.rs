@@ -28,9 +28,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     if args.name == "server-waits" {
         let points = stagger_sim::scoreboard::throttle_points(1)
             .map_err(|e| Failure::Usage(e.to_string()))?;
+        let variants = stagger_sim::scoreboard::throttle_variant_points(1)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         let partition = stagger_sim::scoreboard::partition_points(1)
             .map_err(|e| Failure::Usage(e.to_string()))?;
-        out.write_all(crate::scoreboard_md::server_waits_page(&points, &partition, 1).as_bytes())?;
+        out.write_all(
+            crate::scoreboard_md::server_waits_page(&points, &variants, &partition, 1).as_bytes(),
+        )?;
         return Ok(());
     }
     let preset = Preset::named(&args.name).ok();

@@ -4,8 +4,11 @@
 //! the client calls many hosts, one host's outage then spends the retries the others need. A
 //! partitioned budget keeps a budget of its own for each destination, all of one configuration,
 //! and builds one the first time a destination is seen. The set is bounded: at most `capacity`
-//! destinations, and the one used least recently is forgotten to make room (its next request
-//! starts a fresh budget), so a flood of distinct hosts cannot grow its memory.
+//! destinations, so a flood of distinct hosts cannot grow its memory. To make room, the one
+//! used least recently among those no run holds is forgotten (its next request starts a fresh
+//! budget); when every one is held, a new destination shares one overflow budget with the
+//! others that find the set full, rather than get a fresh budget each, which would bound
+//! nothing.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -43,7 +46,8 @@ pub struct Partitioned<B> {
     capacity: usize,
     make: Box<Make<B>>,
     /// A budget built when the set was made: the proof that the configuration builds, and the
-    /// one a destination shares if a later build fails all the same.
+    /// overflow budget that destinations share when the set is full of budgets in use (or if a
+    /// later build fails all the same).
     first: Arc<B>,
     table: Mutex<Table<B>>,
 }
@@ -118,14 +122,21 @@ impl<B> Partitioned<B> {
             *used = now;
             return Arc::clone(budget);
         }
-        if table.parts.len() >= self.capacity
-            && let Some(oldest) = table
+        if table.parts.len() >= self.capacity {
+            // Only a budget no run holds may be forgotten: one in use would live on beside a
+            // fresh one, and the destination would have two.
+            let idle = table
                 .parts
                 .iter()
+                .filter(|(_, (budget, _))| Arc::strong_count(budget) == 1)
                 .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone())
-        {
-            table.parts.remove(&oldest);
+                .map(|(k, _)| k.clone());
+            match idle {
+                Some(oldest) => {
+                    table.parts.remove(&oldest);
+                }
+                None => return Arc::clone(&self.first),
+            }
         }
         let rng = table.rng.fork();
         // The configuration built once already, so this cannot fail; if it did, the
@@ -177,18 +188,39 @@ mod tests {
     fn the_set_is_bounded_and_forgets_the_least_recently_used() {
         let bucket = TokenBucket::AWS_STANDARD.with_capacity(10.0);
         let parts = Partitioned::new(bucket, 2, SeededRng::new(1)).unwrap();
-        let a = parts.for_key("a");
-        assert!(a.try_retry(Timestamp::ZERO, &Failure::Retryable).is_some());
-        let _b = parts.for_key("b");
-        // "a" was used after "b"; "c" pushes out "b".
-        let again = parts.for_key("a");
-        assert!(Arc::ptr_eq(&a, &again));
-        let _c = parts.for_key("c");
+        assert!(
+            parts
+                .for_key("a")
+                .try_retry(Timestamp::ZERO, &Failure::Retryable)
+                .is_some()
+        );
+        drop(parts.for_key("b"));
+        // "a" was used after "b"; "c" pushes out "b", which no run holds.
+        assert_eq!(parts.for_key("a").tokens(), 5.0);
+        drop(parts.for_key("c"));
         assert_eq!(parts.len(), 2);
-        assert!(Arc::ptr_eq(&a, &parts.for_key("a")));
-        // "b" starts afresh: a new budget.
+        assert_eq!(parts.for_key("a").tokens(), 5.0, "kept, as it was");
+        // "b" starts afresh, pushing out "c".
         assert_eq!(parts.for_key("b").tokens(), 10.0);
         assert_eq!(parts.len(), 2);
+    }
+
+    #[test]
+    fn a_budget_in_use_is_not_forgotten_and_a_full_set_shares_its_overflow() {
+        let bucket = TokenBucket::AWS_STANDARD.with_capacity(10.0);
+        let parts = Partitioned::new(bucket, 1, SeededRng::new(1)).unwrap();
+        let a = parts.for_key("a");
+        // "a" is held by a run: "b" and "c" share the overflow budget instead of evicting it.
+        let b = parts.for_key("b");
+        let c = parts.for_key("c");
+        assert!(Arc::ptr_eq(&b, &c));
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&a, &parts.for_key("a")));
+        // Once no run holds "a", it may go.
+        drop(a);
+        let d = parts.for_key("d");
+        assert!(!Arc::ptr_eq(&d, &b));
+        assert_eq!(parts.len(), 1);
     }
 
     #[test]

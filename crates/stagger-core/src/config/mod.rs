@@ -63,4 +63,4 @@ pub use budget::{
     BreakerSpec, BudgetSpec, GrpcThrottleSpec, RatioSpec, SreAdaptiveSpec, TokenBucketSpec,
 };
 pub use policy::{PolicySource, PolicySpec};
-pub use retry::RetrySpec;
+pub use retry::{Budgets, RetrySpec, SpecBudget};

@@ -7,9 +7,14 @@ use serde::{Deserialize, Serialize};
 use super::budget::name_or_table;
 use super::policy::PolicySpecRepr;
 use super::{BudgetSpec, PolicySpec, wire};
-use crate::budget::AnyBudget;
+use std::sync::Arc;
+
+use crate::budget::{AnyBudget, Budget, ForDestination, Partitioned, Slot, Spent};
+use crate::clock::Timestamp;
 use crate::engine::{Dispersal, Nested, Settings};
 use crate::error::ConfigError;
+use crate::failure::Failure;
+use crate::gate::{Gate, Gated};
 use crate::policy::AnyConfig;
 use crate::rng::SeededRng;
 
@@ -27,6 +32,12 @@ use crate::rng::SeededRng;
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
 /// | `server_wait_dispersal` | `"floor"`, `"policy-above"` or `"uniform-asked"` ([`Dispersal`]) | `"uniform-asked"` |
+/// | `budget_per_destination` | keep one `budget` per destination, for up to this many (1 to 65536; [`Partitioned`]) | one budget for all |
+/// | `gate` | pace the calls to each destination through a [`Gate`] of this many destinations (1 to 65536) | no gate |
+///
+/// The last two need to know where each call goes: the tower layer and the reqwest middleware
+/// key them by host and port ([`to_budgets`](RetrySpec::to_budgets)); an executor takes
+/// `spec.to_budgets(rng)?.for_destination(|| key.into())` as its budget.
 ///
 /// ```
 /// use std::time::Duration;
@@ -82,6 +93,11 @@ pub struct RetrySpec {
     /// How a retry is spread above a server-directed wait (default
     /// [`Dispersal::UniformAsked`]).
     pub server_wait_dispersal: Option<Dispersal>,
+    /// One budget per destination, for up to this many destinations (default: one budget for
+    /// every destination).
+    pub budget_per_destination: Option<u32>,
+    /// A gate per destination, remembering up to this many destinations (default: none).
+    pub gate: Option<u32>,
 }
 
 impl RetrySpec {
@@ -96,6 +112,8 @@ impl RetrySpec {
             max_server_wait: None,
             nested: None,
             server_wait_dispersal: None,
+            budget_per_destination: None,
+            gate: None,
         }
     }
 
@@ -114,7 +132,60 @@ impl RetrySpec {
     ///
     /// A [`ConfigError`] naming the field.
     pub fn to_budget(&self, rng: SeededRng) -> Result<Option<AnyBudget>, ConfigError> {
+        self.validate()?;
+        if self.budget_per_destination.is_some() {
+            return Err(ConfigError::Unusable {
+                param: "budget_per_destination",
+                reason: "keeps a budget per destination, not one: use to_budgets",
+            });
+        }
+        if self.gate.is_some() {
+            return Err(ConfigError::Unusable {
+                param: "gate",
+                reason: "paces each destination: use to_budgets",
+            });
+        }
         self.budget.map(|b| b.to_budget(rng)).transpose()
+    }
+
+    /// The budgets by destination the file describes: its budget, shared or one per
+    /// destination (`budget_per_destination`), behind a gate if it asks for one (`gate`).
+    /// What a layer serving many destinations holds; see [`Budgets`].
+    ///
+    /// ```
+    /// use stagger_core::budget::ForDestination;
+    /// use stagger_core::config::RetrySpec;
+    /// use stagger_core::engine::Budget;
+    /// use stagger_core::SeededRng;
+    ///
+    /// let spec: RetrySpec = serde_json::from_str(
+    ///     r#"{"preset": "aws-standard", "budget": "aws-standard", "budget_per_destination": 256, "gate": 256}"#,
+    /// )?;
+    /// let budgets = spec.to_budgets(SeededRng::new(1))?;
+    /// let api = budgets.for_destination(|| "api.example:443".into());
+    /// assert!(api.paces());
+    /// // An executor cannot take them as one budget.
+    /// assert!(spec.to_budget(SeededRng::new(1)).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the field.
+    pub fn to_budgets(&self, rng: SeededRng) -> Result<Budgets, ConfigError> {
+        self.validate()?;
+        let gate = self
+            .gate
+            .map(|capacity| Gate::new(capacity as usize).map(Arc::new))
+            .transpose()?;
+        let budgets = match (self.budget, self.budget_per_destination) {
+            (None, _) => ByDestination::Shared(None),
+            (Some(budget), None) => ByDestination::Shared(Some(Arc::new(budget.to_budget(rng)?))),
+            (Some(budget), Some(capacity)) => ByDestination::Partitioned(Arc::new(
+                Partitioned::with(capacity as usize, rng, move |rng| budget.to_budget(rng))?,
+            )),
+        };
+        Ok(Budgets { budgets, gate })
     }
 
     /// The deadline the run gets: `timeout`, or else the preset's own deadline.
@@ -130,7 +201,28 @@ impl RetrySpec {
     /// The first [`ConfigError`], naming the parameter.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.policy.to_config()?;
-        self.budget.as_ref().map_or(Ok(()), BudgetSpec::validate)
+        self.budget.as_ref().map_or(Ok(()), BudgetSpec::validate)?;
+        for (param, capacity) in [
+            ("budget_per_destination", self.budget_per_destination),
+            ("gate", self.gate),
+        ] {
+            if let Some(capacity) = capacity
+                && !(1..=Gate::MAX_CAPACITY).contains(&(capacity as usize))
+            {
+                return Err(ConfigError::OutOfRange {
+                    param,
+                    value: f64::from(capacity),
+                    allowed: "between 1 and 65536 destinations",
+                });
+            }
+        }
+        if self.budget_per_destination.is_some() && self.budget.is_none() {
+            return Err(ConfigError::Unusable {
+                param: "budget_per_destination",
+                reason: "needs a `budget` to keep per destination",
+            });
+        }
+        Ok(())
     }
 
     /// The run's [`Settings`]: the [effective timeout](RetrySpec::effective_timeout),
@@ -218,6 +310,10 @@ struct RetrySpecRepr {
     nested: Option<Nested>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     server_wait_dispersal: Option<Dispersal>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    budget_per_destination: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    gate: Option<u32>,
     // Last, so that TOML writes it as a table after the plain values.
     #[serde(
         default,
@@ -248,6 +344,8 @@ impl TryFrom<RetrySpecRepr> for RetrySpec {
             max_server_wait: repr.max_server_wait,
             nested: repr.nested,
             server_wait_dispersal: repr.server_wait_dispersal,
+            budget_per_destination: repr.budget_per_destination,
+            gate: repr.gate,
         })
     }
 }
@@ -268,7 +366,97 @@ impl From<RetrySpec> for RetrySpecRepr {
             max_server_wait: spec.max_server_wait,
             nested: spec.nested,
             server_wait_dispersal: spec.server_wait_dispersal,
+            budget_per_destination: spec.budget_per_destination,
+            gate: spec.gate,
             budget: spec.budget,
         }
+    }
+}
+
+/// The budgets a configuration file describes, by destination
+/// ([`RetrySpec::to_budgets`]): one budget shared by every destination, or one per destination,
+/// and a gate in front if the file asks for one. What the tower layer and the reqwest
+/// middleware hold when built from a file.
+#[derive(Clone, Debug)]
+pub struct Budgets {
+    budgets: ByDestination,
+    gate: Option<Arc<Gate>>,
+}
+
+#[derive(Clone, Debug)]
+enum ByDestination {
+    Shared(Option<Arc<AnyBudget>>),
+    Partitioned(Arc<Partitioned<AnyBudget>>),
+}
+
+impl ForDestination for Budgets {
+    type Budget = SpecBudget;
+
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> SpecBudget {
+        let (budget, key) = match (&self.budgets, &self.gate) {
+            (ByDestination::Shared(shared), None) => return SpecBudget::Plain(shared.clone()),
+            (ByDestination::Shared(shared), Some(_)) => (shared.clone(), key()),
+            (ByDestination::Partitioned(parts), _) => {
+                let key = key();
+                (Some(parts.for_key(&key)), key)
+            }
+        };
+        match &self.gate {
+            Some(gate) => SpecBudget::Gated(Gated::new(budget, Arc::clone(gate), key)),
+            None => SpecBudget::Plain(budget),
+        }
+    }
+}
+
+/// One request's budget from a configuration file's [`Budgets`]: its destination's budget (or
+/// none), behind the gate if the file has one.
+#[derive(Debug)]
+pub enum SpecBudget {
+    /// No gate.
+    Plain(Option<Arc<AnyBudget>>),
+    /// Behind the file's gate.
+    Gated(Gated<Option<Arc<AnyBudget>>>),
+}
+
+/// Calls `$method` on whichever budget `$self` holds.
+macro_rules! either {
+    ($self:ident.$method:ident($($arg:expr),*)) => {
+        match $self {
+            SpecBudget::Plain(b) => b.$method($($arg),*),
+            SpecBudget::Gated(b) => b.$method($($arg),*),
+        }
+    };
+}
+
+impl Budget for SpecBudget {
+    fn admit(&self, now: Timestamp) -> bool {
+        either!(self.admit(now))
+    }
+    fn try_retry(&self, now: Timestamp, failure: &Failure) -> Option<Spent> {
+        either!(self.try_retry(now, failure))
+    }
+    fn retry_abandoned(&self, granted: Timestamp, spent: Spent) {
+        either!(self.retry_abandoned(granted, spent));
+    }
+    fn on_success(&self, now: Timestamp, last_retry: Option<Spent>) {
+        either!(self.on_success(now, last_retry));
+    }
+    fn on_failure(&self, now: Timestamp, failure: &Failure) {
+        either!(self.on_failure(now, failure));
+    }
+    fn server_wait(&self, now: Timestamp, wait: Duration) {
+        either!(self.server_wait(now, wait));
+    }
+    fn paces(&self) -> bool {
+        either!(self.paces())
+    }
+    fn slot(&self, now: Timestamp, limit: Option<Timestamp>) -> Slot {
+        either!(self.slot(now, limit))
+    }
+    fn slot_taken(&self) {
+        either!(self.slot_taken());
+    }
+    fn slot_unused(&self) {
+        either!(self.slot_unused());
     }
 }

@@ -50,10 +50,6 @@ pub struct Run<P, B = Unlimited> {
     last_spent: Option<Spent>,
     /// The retry the budget granted and no attempt has begun for yet: when, and what it cost.
     pending: Option<(Timestamp, Spent)>,
-    /// Whether a pacing budget was asked for the next attempt's slot. (A slot it reserved is
-    /// the budget's to keep track of: it is told when the attempt begins, and when the run
-    /// ends without it.)
-    slot_asked: bool,
     /// [`Budget::retry_abandoned`] of `B`, taken where `B: Budget` is known, so that
     /// [`cancel`](Run::cancel) can be called where it is not (a future's `Drop`).
     abandon_fn: fn(&B, Timestamp, Spent),
@@ -118,7 +114,6 @@ impl<P: Policy, B: Budget> Run<P, B> {
             last_failure: None,
             last_spent: None,
             pending: None,
-            slot_asked: false,
             abandon_fn: B::retry_abandoned,
             not_before: None,
             dispersal: settings.dispersal(),
@@ -244,17 +239,20 @@ impl<P: Policy, B: Budget> Run<P, B> {
     ///
     /// It says to wait while the server's wait has not passed ([`too_early`](Run::too_early))
     /// and, with a budget that [paces](Budget::paces), until the slot the budget reserves for
-    /// the attempt. If that slot would come at or after the deadline, or later than the longest
-    /// server wait the run honours, the run gives up at once
-    /// ([`StopReason::WaitExceedsDeadline`], [`StopReason::ServerWaitTooLong`]), and a retry
-    /// the budget granted goes back. The time waited for a slot counts in the summary's
-    /// `waited`.
+    /// the attempt (asked again at the slot, a budget may move it later, if the server has
+    /// asked for a longer wait since). If that slot would come at or after the deadline, or at
+    /// or beyond the longest server wait the run honours from now, the run gives up at once
+    /// ([`StopReason::WaitExceedsDeadline`]; [`StopReason::ServerWaitTooLong`], whose `asked`
+    /// is then the gate's wait), and a retry the budget granted goes back. The time waited for
+    /// a slot counts in the summary's `waited`.
+    ///
+    /// A driver that never asks gets no pacing: [`begin`](Run::begin) does not ask for a slot.
     #[inline(always)]
     pub fn ready(&mut self, now: Timestamp) -> Ready {
         if let Some(rest) = self.too_early(now) {
             return Ready::Wait(rest);
         }
-        if self.budget.paces() && !self.slot_asked {
+        if self.budget.paces() {
             return self.take_slot(now);
         }
         Ready::Go
@@ -266,21 +264,17 @@ impl<P: Policy, B: Budget> Run<P, B> {
         let longest = now.saturating_add(self.max_server_wait);
         let limit = self.deadline.map_or(longest, |d| d.min(longest));
         match self.budget.slot(now, Some(limit)) {
-            Slot::Now => {
-                self.slot_asked = true;
-                Ready::Go
-            }
             Slot::At(at) if at > now => {
-                self.slot_asked = true;
-                self.not_before = Some(at);
                 let wait = at.saturating_duration_since(now);
-                self.waited = self.waited.saturating_add(wait);
+                // Asked again before the same slot (a clock that went back), it is not waited
+                // for twice.
+                if self.not_before != Some(at) {
+                    self.waited = self.waited.saturating_add(wait);
+                }
+                self.not_before = Some(at);
                 Ready::Wait(wait)
             }
-            Slot::At(_) => {
-                self.slot_asked = true;
-                Ready::Go
-            }
+            Slot::Now | Slot::At(_) => Ready::Go,
             Slot::PastDeadline(at) => {
                 // The attempt is not made: a retry granted for it goes back.
                 self.cancel();
@@ -333,7 +327,9 @@ impl<P: Policy, B: Budget> Run<P, B> {
         self.deadline.map(|d| d.saturating_duration_since(now))
     }
 
-    /// Asks to start the next attempt at `now`.
+    /// Asks to start the next attempt at `now`. With a budget that paces, ask
+    /// [`ready`](Run::ready) first: `begin` tells the budget the slot was used (or not), but
+    /// does not ask for one.
     ///
     /// # Errors
     ///
@@ -352,12 +348,15 @@ impl<P: Policy, B: Budget> Run<P, B> {
         }
         // The planned retry is sent: it is paid for, and its slot used.
         self.pending = None;
-        if self.budget.paces() {
-            self.slot_asked = false;
-            self.budget.slot_taken();
-        }
         if self.attempts == 0 && !self.budget.admit(now) {
+            // Not sent after all: the slot goes back.
+            if self.budget.paces() {
+                self.budget.slot_unused();
+            }
             return Err(self.stop(now, StopReason::BudgetRefusedFirstAttempt));
+        }
+        if self.budget.paces() {
+            self.budget.slot_taken();
         }
         self.attempts = self.attempts.saturating_add(1);
         Ok(Attempt {

@@ -245,8 +245,8 @@ pub fn trial_strategy() -> Strategy {
 
 /// The one-way network delay.
 const ONE_WAY: Nanos = 1_000_000;
-/// A concurrency limiter's service time.
-const SERVICE: Nanos = 100_000_000;
+/// A concurrency limiter's service time, in nanoseconds.
+const SERVICE: Nanos = Throttle::SERVICE.as_nanos() as Nanos;
 
 /// What happens next in the simulation.
 enum Event {
@@ -271,6 +271,9 @@ struct Counts {
 impl Throttle {
     /// The most requests a run may hold.
     pub const MAX_CLIENTS: u64 = 100_000;
+
+    /// How long a concurrency limiter (`limit_concurrency`) takes over each request it admits.
+    pub const SERVICE: Duration = Duration::from_millis(100);
 
     fn settings(&self) -> Settings {
         Settings::new()

@@ -165,6 +165,17 @@ where
         }
     }
 
+    fn unready(&mut self) {
+        // The instance the caller made ready holds its readiness (a permit, a slot in a
+        // buffer) for as long as it lives: a fresh clone waits instead, made ready after.
+        if self.ready
+            && let Some(service) = self.service.as_ref()
+        {
+            self.service = Some(service.clone());
+            self.ready = false;
+        }
+    }
+
     fn attempt(&mut self, attempt: Attempt) -> Svc::Future {
         // The run allows no attempt after the last, for which the request and the service were
         // moved rather than copied (`Run::limit_attempts`), and the driver begins an attempt

@@ -132,9 +132,9 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-#[cfg(feature = "serde")]
-use stagger_core::budget::AnyBudget;
 use stagger_core::budget::ForDestination;
+#[cfg(feature = "serde")]
+use stagger_core::config::Budgets;
 use stagger_core::engine::{Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::policy::NoRetryPolicy;
@@ -168,8 +168,7 @@ pub type LayerHooks = Hooks<ByIoCause, HttpClassifier>;
 /// The hooks of a layer built from a configuration file: the defaults, with the file's budget,
 /// if it names one.
 #[cfg(feature = "serde")]
-pub type SpecHooks =
-    Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClock, Option<Arc<AnyBudget>>>;
+pub type SpecHooks = Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClock, Budgets>;
 
 /// A tower [`Layer`] that retries HTTP requests; see the [module docs](self).
 ///
@@ -210,7 +209,8 @@ impl<P: PolicyConfig> RetryLayer<P> {
 impl RetryLayer<AnyConfig, SpecHooks> {
     /// A layer as a configuration file describes it, in one call: its policy, its
     /// [`Settings`] and its budget (one budget, shared by every request of the layer's
-    /// services).
+    /// services, or one per host and port with `budget_per_destination`), behind a gate per
+    /// host and port if the file has a `gate` ([`RetrySpec::to_budgets`](stagger_core::config::RetrySpec::to_budgets)).
     ///
     /// ```
     /// # #[cfg(feature = "tokio")]
@@ -234,12 +234,10 @@ impl RetryLayer<AnyConfig, SpecHooks> {
     /// The first [`ConfigError`] of the file, naming the field.
     pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
         let settings = spec.to_settings()?;
-        let budget = spec
-            .to_budget(stagger_core::SeededRng::from_entropy())?
-            .map(Arc::new);
+        let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
         Ok(RetryLayer::new(spec.to_config()?)?
             .settings(settings)
-            .budget(budget))
+            .budget(budgets))
     }
 }
 

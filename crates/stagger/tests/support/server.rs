@@ -521,3 +521,39 @@ where
 pub(crate) fn two_retries() -> stagger::budget::TokenBucket {
     stagger::budget::TokenBucket::AWS_STANDARD.with_capacity(10.0)
 }
+
+/// A gate keyed by host and port, through one client: `send(url)` makes a GET through a
+/// client with a gate and a deadline well under the limiter's wait, and gives the status it
+/// ends with (0 for an error without a response). Two requests to `/limited` on one host: the
+/// second is refused with a wait longer than its deadline, and the gate learns it. A third
+/// gives up at once without reaching the server, while a request to another host goes at once.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) async fn a_gate_holds_one_host_and_not_another<Send, Fut>(send: Send)
+where
+    Send: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    use stagger::Clock;
+    let limited = start_server().await;
+    let other = start_server().await;
+    let url = limited.url("/limited");
+    assert_eq!(send(url.clone()).await, 200);
+    assert_eq!(
+        send(url.clone()).await,
+        429,
+        "refused, and the wait is too long"
+    );
+    let seen = limited.limiter();
+    assert_eq!((seen.served, seen.rejected), (1, 1));
+    let clock = stagger::clock::MonotonicClock::new();
+    let held = send(url).await;
+    assert_ne!(held, 200);
+    assert_eq!(limited.limiter(), seen, "the gate held the third at home");
+    assert!(
+        clock.now().since_origin() < Duration::from_millis(100),
+        "at once"
+    );
+    // Another host and port is another destination.
+    assert_eq!(send(other.url("/")).await, 200);
+    assert_eq!(other.count("/"), 1);
+}
