@@ -1148,3 +1148,29 @@ fn a_budget_per_destination_or_a_gate_out_of_place_is_refused_by_name() {
         Some("gate")
     );
 }
+
+#[test]
+fn a_retry_spec_reads_an_attempt_timeout_and_refuses_zero() {
+    let spec: RetrySpec =
+        toml::from_str("policy = \"constant\"\ntimeout = \"5s\"\nattempt_timeout = \"250ms\"")
+            .unwrap();
+    assert_eq!(spec.attempt_timeout, Some(MS(250)));
+    assert_eq!(
+        spec.to_settings().unwrap(),
+        Settings::new()
+            .with_timeout(Duration::from_secs(5))
+            .with_attempt_timeout(MS(250))
+    );
+    let text = toml::to_string(&spec).unwrap();
+    assert_eq!(toml::from_str::<RetrySpec>(&text).unwrap(), spec, "{text}");
+    let zero: RetrySpec =
+        toml::from_str("policy = \"constant\"\nattempt_timeout = \"0s\"").unwrap();
+    assert_eq!(
+        zero.to_settings().unwrap_err().param(),
+        Some("attempt_timeout")
+    );
+    let bad =
+        serde_json::from_str::<RetrySpec>(r#"{"policy":"constant","attempt_timeout":"soon"}"#)
+            .unwrap_err();
+    assert!(bad.to_string().starts_with("attempt_timeout: "), "{bad}");
+}

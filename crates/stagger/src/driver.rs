@@ -86,14 +86,14 @@ where
     Pol: Policy,
     H: HooksFor<O>,
 {
-    /// The time at which the next attempt starts. Without a deadline, nothing depends on it
-    /// but the reported elapsed times, so it is taken from the last reading plus the wait since
-    /// instead of the clock: one clock read per attempt instead of two. With a deadline, the
-    /// clock is read, since the time left must be exact.
+    /// The time at which the next attempt starts. Without a deadline or an attempt timeout,
+    /// nothing depends on it but the reported elapsed times, so it is taken from the last
+    /// reading plus the wait since instead of the clock: one clock read per attempt instead of
+    /// two. With either, the clock is read, since the time the attempt has must be exact.
     #[inline(always)]
     fn attempt_time(&mut self) -> Timestamp {
         match (self.run.deadline(), self.resume_at.take()) {
-            (None, Some(at)) => at,
+            (None, Some(at)) if !self.run.times_attempts() => at,
             _ => self.clock.now(),
         }
     }
@@ -181,12 +181,11 @@ where
         }
     }
 
-    /// After the deadline passed during an attempt (or while getting ready for the first), at
-    /// `now`: the attempt counts as a timeout.
+    /// After the deadline, or the attempt's own timeout, passed during an attempt, at `now`:
+    /// the attempt counts as a timeout. Past the deadline the engine always stops; after an
+    /// attempt timeout it retries as after any timeout.
     pub(crate) fn timed_out(&mut self, now: Timestamp) -> After<OutcomeOf<O, H>> {
         match self.run.failed(now, Failure::Timeout) {
-            // Past the deadline the engine always stops; a retry would only follow a clock
-            // that went back.
             Ok(retry) => After::Retry(retry.delay),
             Err(stopped) => After::Done(self.give_up_after_error(stopped)),
         }

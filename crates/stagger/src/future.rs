@@ -97,7 +97,7 @@ pin_project! {
         // Between attempts: the next one starts on this poll, once the operation is ready.
         Idle,
         // An attempt runs, raced against the deadline.
-        Running { #[pin] attempt: Fut },
+        Running { #[pin] attempt: Fut, expires: Option<Timestamp> },
         // Waiting before the next attempt.
         Sleeping { #[pin] wait: Sl },
         // The outcome was delivered.
@@ -119,7 +119,8 @@ pin_project! {
         start: Option<Retry<O, P, H>>,
         driver: Option<Driver<O, P::Policy, H>>,
         span: trace::RunSpan,
-        // The deadline's timer, armed once per run, when an attempt first has to wait.
+        // The deadline's timer, armed when an attempt first has to wait: for the run's
+        // deadline, or, with an attempt timeout, afresh for each attempt's own expiry.
         #[pin]
         timer: Option<<H::Sleeper as Sleeper>::Sleep>,
         #[pin]
@@ -189,6 +190,7 @@ where
                         Poll::Pending => {
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
+                                driver.run.deadline(),
                                 driver,
                                 &mut early_fires,
                                 cx
@@ -216,11 +218,17 @@ where
                     Pace::Go(now) => match driver.op.poll_ready(cx) {
                         Poll::Ready(Ok(())) => match driver.begin(now) {
                             Ok(attempt) => {
+                                // The deadline, or sooner with an attempt timeout.
+                                let expires = attempt.remaining.map(|r| now.saturating_add(r));
+                                if driver.run.times_attempts() {
+                                    // The timer is armed afresh for each attempt's own expiry.
+                                    this.timer.set(None);
+                                }
                                 let attempt = {
                                     let _inside = nesting::enter();
                                     driver.op.attempt(attempt)
                                 };
-                                this.state.set(State::Running { attempt });
+                                this.state.set(State::Running { attempt, expires });
                                 continue;
                             }
                             Err(outcome) => After::Done(outcome),
@@ -231,6 +239,7 @@ where
                             driver.lost_track_of_time();
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
+                                driver.run.deadline(),
                                 driver,
                                 &mut early_fires,
                                 cx
@@ -241,7 +250,7 @@ where
                         }
                     },
                 },
-                StateProj::Running { attempt } => {
+                StateProj::Running { attempt, expires } => {
                     let polled = {
                         let _inside = nesting::enter();
                         attempt.poll(cx)
@@ -251,12 +260,14 @@ where
                         Poll::Pending => {
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
+                                *expires,
                                 driver,
                                 &mut early_fires,
                                 cx
                             ));
-                            // The deadline passed mid-attempt: the attempt's future is dropped
-                            // below, which cancels it, and it counts as a timeout.
+                            // The deadline, or the attempt's own timeout, passed mid-attempt:
+                            // the attempt's future is dropped below, which cancels it, and it
+                            // counts as a timeout.
                             driver.timed_out(now)
                         }
                     }
@@ -289,11 +300,12 @@ where
     }
 }
 
-/// Polls the deadline's timer, arming it on first use: ready with the time once the deadline
-/// has passed on the clock; pending for ever without a deadline. A timer that fires early is
+/// Polls the timer for `at` (the run's deadline, or the attempt's expiry), arming it on first
+/// use: ready with the time once `at` has passed on the clock; pending for ever without one. A timer that fires early is
 /// re-armed for the rest; one that keeps firing at once makes the task yield rather than spin.
 fn poll_deadline<O, Pol, H>(
     mut timer: Pin<&mut Option<<H::Sleeper as Sleeper>::Sleep>>,
+    at: Option<Timestamp>,
     driver: &Driver<O, Pol, H>,
     early_fires: &mut u32,
     cx: &mut Context<'_>,
@@ -306,7 +318,7 @@ where
     H::Clock: Clock,
     H::Budget: Budget,
 {
-    let Some(at) = driver.run.deadline() else {
+    let Some(at) = at else {
         return Poll::Pending;
     };
     loop {

@@ -221,6 +221,16 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
         self
     }
 
+    /// A timeout for each attempt, within the deadline: each attempt's request gets
+    /// `min(timeout, time left)` as its reqwest timeout, body included, and an attempt still
+    /// waiting for its response then is cancelled and counts as a timeout, retried as any
+    /// timeout is (only for an idempotent request).
+    #[must_use]
+    pub const fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.settings = self.settings.with_attempt_timeout(timeout);
+        self
+    }
+
     /// The longest server-directed wait honoured; a longer one stops the run at once.
     #[must_use]
     pub const fn max_server_wait(mut self, limit: Duration) -> Self {

@@ -188,6 +188,15 @@ impl<O, P, H> Retry<O, P, H> {
         self
     }
 
+    /// A timeout for each attempt, within the deadline: each attempt is told
+    /// `min(timeout, time left)`, and an async attempt still running then is cancelled and
+    /// counts as a timeout, retried as any timeout is (not for an operation that is not
+    /// idempotent). A blocking attempt cannot be cancelled: it is told the time, to honour.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.settings = self.settings.with_attempt_timeout(timeout);
+        self
+    }
+
     /// One end-to-end deadline at `deadline` on the executor's clock. The default clocks start
     /// at their first reading, which is the start of the run, so an absolute deadline needs a
     /// clock shared with whoever computed it: pass one with [`clock`](Retry::clock) (a

@@ -714,3 +714,21 @@ async fn a_gate_paces_each_host_and_port_on_its_own() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_attempt_that_hangs_is_cut_at_its_timeout_and_retried() {
+    bounded(async {
+        let middleware = RetryMiddleware::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(2))
+            .attempt_timeout(Duration::from_millis(200));
+        let client = client(middleware);
+        server::check_an_attempt_timeout(|url: String, method: &'static str| {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            let request = client.request(method, url).send();
+            async move { request.await.map_or(0, |r| r.status().as_u16()) }
+        })
+        .await;
+    })
+    .await;
+}

@@ -1099,3 +1099,28 @@ async fn a_request_waiting_for_its_slot_holds_no_permit_of_the_inner_service() {
     );
     assert_eq!(held.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test]
+async fn an_attempt_that_hangs_is_cut_at_its_timeout_and_retried() {
+    bounded(async {
+        let service = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(2))
+            .attempt_timeout(Duration::from_millis(200))
+            .layer(client());
+        server::check_an_attempt_timeout(|url: String, method: &'static str| {
+            let mut service = service.clone();
+            let request = Request::builder()
+                .method(method)
+                .uri(url)
+                .body(empty())
+                .unwrap();
+            async move {
+                let response = send(&mut service, request).await;
+                response.map_or(0, |r| r.status().as_u16())
+            }
+        })
+        .await;
+    })
+    .await;
+}

@@ -28,6 +28,7 @@ use crate::rng::SeededRng;
 /// |---|---|---|
 /// | `budget` | a budget name, or a table as in [`BudgetSpec`] | none |
 /// | `timeout` | one end-to-end deadline, as a duration | none, or the preset's deadline |
+/// | `attempt_timeout` | a timeout for each attempt, within the deadline; more than zero ([`Settings::with_attempt_timeout`]) | none |
 /// | `idempotent` | `true` or `false` | `true` |
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
@@ -84,6 +85,8 @@ pub struct RetrySpec {
     /// One end-to-end deadline after the run starts. Without one, a preset's own deadline
     /// ([`PolicySpec::deadline`]) applies.
     pub timeout: Option<Duration>,
+    /// A timeout for each attempt, within the deadline (default: none).
+    pub attempt_timeout: Option<Duration>,
     /// Whether the operation may be repeated safely (default `true`).
     pub idempotent: Option<bool>,
     /// The longest server-directed wait honoured (default 5 minutes).
@@ -108,6 +111,7 @@ impl RetrySpec {
             policy,
             budget: None,
             timeout: None,
+            attempt_timeout: None,
             idempotent: None,
             max_server_wait: None,
             nested: None,
@@ -216,6 +220,13 @@ impl RetrySpec {
                 });
             }
         }
+        if self.attempt_timeout == Some(Duration::ZERO) {
+            return Err(ConfigError::OutOfRange {
+                param: "attempt_timeout",
+                value: 0.0,
+                allowed: "more than zero (an attempt with no time cannot be made)",
+            });
+        }
         if self.budget_per_destination.is_some() && self.budget.is_none() {
             return Err(ConfigError::Unusable {
                 param: "budget_per_destination",
@@ -239,6 +250,9 @@ impl RetrySpec {
         let mut settings = Settings::new();
         if let Some(timeout) = self.effective_timeout() {
             settings = settings.with_timeout(timeout);
+        }
+        if let Some(timeout) = self.attempt_timeout {
+            settings = settings.with_attempt_timeout(timeout);
         }
         if let Some(idempotent) = self.idempotent {
             settings = settings.with_idempotent(idempotent);
@@ -297,6 +311,13 @@ struct RetrySpecRepr {
         deserialize_with = "wire::timeout"
     )]
     timeout: Option<Duration>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "wire::serialize",
+        deserialize_with = "wire::attempt_timeout"
+    )]
+    attempt_timeout: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     idempotent: Option<bool>,
     #[serde(
@@ -340,6 +361,7 @@ impl TryFrom<RetrySpecRepr> for RetrySpec {
             policy,
             budget: repr.budget,
             timeout: repr.timeout,
+            attempt_timeout: repr.attempt_timeout,
             idempotent: repr.idempotent,
             max_server_wait: repr.max_server_wait,
             nested: repr.nested,
@@ -362,6 +384,7 @@ impl From<RetrySpec> for RetrySpecRepr {
             jitter: policy.jitter,
             max_attempts: policy.max_attempts,
             timeout: spec.timeout,
+            attempt_timeout: spec.attempt_timeout,
             idempotent: spec.idempotent,
             max_server_wait: spec.max_server_wait,
             nested: spec.nested,

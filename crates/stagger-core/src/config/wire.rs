@@ -166,6 +166,7 @@ duration_fields!(
     base => "base",
     cap => "cap",
     timeout => "timeout",
+    attempt_timeout => "attempt_timeout",
     max_server_wait => "max_server_wait",
     ttl => "ttl",
     window => "window",

@@ -13,8 +13,10 @@ use crate::failure::Failure;
 pub struct Attempt {
     /// The attempt's number, 1 for the first call.
     pub number: u32,
-    /// The time left before the run's deadline, to propagate downstream; `None` without a
-    /// deadline.
+    /// The time this attempt has, to propagate downstream: the time left before the run's
+    /// deadline, or the attempt timeout if that is shorter
+    /// ([`Settings::with_attempt_timeout`](super::Settings::with_attempt_timeout)); `None`
+    /// with neither.
     pub remaining: Option<Duration>,
     /// The run's deadline, if it has one.
     pub deadline: Option<Timestamp>,

@@ -43,6 +43,7 @@ pub struct Run<P, B = Unlimited> {
     nested: bool,
     started: Timestamp,
     deadline: Option<Timestamp>,
+    attempt_timeout: Option<Duration>,
     attempts: u32,
     max_attempts: u32,
     waited: Duration,
@@ -108,6 +109,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
             nested: false,
             started: now,
             deadline: settings.deadline_from(now),
+            attempt_timeout: settings.attempt_timeout(),
             attempts: 0,
             max_attempts: u32::MAX,
             waited: Duration::ZERO,
@@ -182,6 +184,12 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[inline]
     pub fn deadline(&self) -> Option<Timestamp> {
         self.deadline
+    }
+
+    /// Whether each attempt has a timeout of its own, besides the run's deadline.
+    #[inline]
+    pub fn times_attempts(&self) -> bool {
+        self.attempt_timeout.is_some()
     }
 
     /// Tells the run that it started inside another retrying layer's attempt. Under
@@ -359,9 +367,13 @@ impl<P: Policy, B: Budget> Run<P, B> {
             self.budget.slot_taken();
         }
         self.attempts = self.attempts.saturating_add(1);
+        let mut remaining = self.remaining(now);
+        if let Some(timeout) = self.attempt_timeout {
+            remaining = shorter(remaining, timeout);
+        }
         Ok(Attempt {
             number: self.attempts,
-            remaining: self.remaining(now),
+            remaining,
             deadline: self.deadline,
             elapsed: now.saturating_duration_since(self.started),
         })
@@ -476,6 +488,13 @@ impl<P: Policy, B: Budget> Run<P, B> {
             remaining,
         })
     }
+}
+
+/// The time an attempt has: `remaining` before the deadline, or its own `timeout` if shorter.
+#[cold]
+#[inline(never)]
+fn shorter(remaining: Option<Duration>, timeout: Duration) -> Option<Duration> {
+    Some(remaining.map_or(timeout, |remaining| remaining.min(timeout)))
 }
 
 /// `u` of `d`, for `u` in `[0, 1)`: strictly less than `d` unless `d` is zero, and never more

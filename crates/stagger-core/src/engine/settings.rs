@@ -140,6 +140,7 @@ pub struct Settings {
     max_server_wait: Duration,
     nested: Nested,
     dispersal: Dispersal,
+    attempt_timeout: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -159,6 +160,7 @@ impl Settings {
             max_server_wait: DEFAULT_MAX_SERVER_WAIT,
             nested: Nested::SingleAttempt,
             dispersal: Dispersal::UniformAsked,
+            attempt_timeout: None,
         }
     }
 
@@ -223,6 +225,28 @@ impl Settings {
     #[must_use]
     pub const fn dispersal(&self) -> Dispersal {
         self.dispersal
+    }
+
+    /// A timeout for each attempt, besides the run's one deadline: each attempt gets
+    /// `min(timeout, time left)` ([`Attempt::remaining`](super::Attempt::remaining), which the
+    /// HTTP integrations pass downstream as the request's timeout), and the async executor
+    /// cancels an attempt that outlives it. The attempt then fails with
+    /// [`Failure::Timeout`](crate::Failure::Timeout), retried as any timeout is: not for an
+    /// operation that is not idempotent, since it may have taken effect. The blocking executor
+    /// cannot cancel an attempt; it passes the time on, for the operation to honour.
+    /// `Duration::ZERO` gives each attempt no time at all.
+    #[inline]
+    #[must_use]
+    pub const fn with_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = Some(timeout);
+        self
+    }
+
+    /// The timeout of each attempt, if there is one ([`Settings::with_attempt_timeout`]).
+    #[inline]
+    #[must_use]
+    pub const fn attempt_timeout(&self) -> Option<Duration> {
+        self.attempt_timeout
     }
 
     /// Whether the operation was declared idempotent; `None` leaves it to the operation (an

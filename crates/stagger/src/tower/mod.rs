@@ -257,6 +257,15 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
         self
     }
 
+    /// A timeout for each attempt, within the deadline: an attempt whose response head has
+    /// not come `timeout` after it was sent is cancelled and counts as a timeout, retried as
+    /// any timeout is (only for an idempotent request). Each attempt's request carries the
+    /// time it has in its [`Attempt`](stagger_core::engine::Attempt) extension.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.settings = self.settings.with_attempt_timeout(timeout);
+        self
+    }
+
     /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
     /// stops the run, and the caller gets its response.
     pub fn max_server_wait(mut self, limit: Duration) -> Self {

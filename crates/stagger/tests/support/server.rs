@@ -281,6 +281,15 @@ async fn respond(
             guard.entry = None;
             response(200)
         }
+        // The first attempt hangs (and the log says when it is dropped); the next is served.
+        (p, 1) if p.starts_with("/hang-once") => {
+            let _guard = DropLog {
+                server: server.clone(),
+                entry: Some(format!("{} {path} dropped", parts.method)),
+            };
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            response(200)
+        }
         (p, 1) if p.starts_with("/orders") => response(503),
         (p, _) if p.starts_with("/orders") => response(201),
         ("/always503", _) => response(503),
@@ -403,7 +412,7 @@ where
                 .map(|i| {
                     let served = call(server.url("/limited"), i);
                     tokio::spawn(async move {
-                        let clock = stagger::clock::MonotonicClock::new();
+                        let clock = stagger::clock::MonotonicClock::starting_now();
                         let served = served.await;
                         (served, clock.now().since_origin())
                     })
@@ -545,7 +554,7 @@ where
     );
     let seen = limited.limiter();
     assert_eq!((seen.served, seen.rejected), (1, 1));
-    let clock = stagger::clock::MonotonicClock::new();
+    let clock = stagger::clock::MonotonicClock::starting_now();
     let held = send(url).await;
     assert_ne!(held, 200);
     assert_eq!(limited.limiter(), seen, "the gate held the third at home");
@@ -556,4 +565,44 @@ where
     // Another host and port is another destination.
     assert_eq!(send(other.url("/")).await, 200);
     assert_eq!(other.count("/"), 1);
+}
+
+/// A per-attempt timeout through one client: `send(path, method)` sends a request to
+/// `server.url(path)` through a client with a 200 ms attempt timeout, a 2 s deadline and
+/// at least two attempts, and gives the status it ends with (0 for an error without a
+/// response). The first attempt to `/hang-once…` hangs for 5 s: it is cancelled at 200 ms (the
+/// server sees it dropped) and the retry is served, long before the deadline. A POST is not
+/// retried: the attempt that timed out may have taken effect.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) async fn check_an_attempt_timeout<Send, Fut>(send: Send)
+where
+    Send: Fn(String, &'static str) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    use stagger::Clock;
+    let server = start_server().await;
+    let clock = stagger::clock::MonotonicClock::starting_now();
+    assert_eq!(send(server.url("/hang-once-get"), "GET").await, 200);
+    let took = clock.now().since_origin();
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(1_000),
+        "cut at the attempt timeout, then served: {took:?}"
+    );
+    // The server saw the first attempt dropped when the client gave up on it.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let log = server.log();
+    assert_eq!(
+        log,
+        [
+            "GET /hang-once-get",
+            "GET /hang-once-get dropped",
+            "GET /hang-once-get"
+        ],
+        "{log:?}"
+    );
+    let clock = stagger::clock::MonotonicClock::starting_now();
+    assert_eq!(send(server.url("/hang-once-post"), "POST").await, 0);
+    let took = clock.now().since_origin();
+    assert!(took < Duration::from_millis(1_000), "{took:?}");
+    assert_eq!(server.count("/hang-once-post"), 1, "a POST is not repeated");
 }
