@@ -145,6 +145,23 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The most destinations a gate or a set of budgets per destination may hold: making room
+/// scans them, under a lock.
+pub(crate) const MAX_DESTINATIONS: usize = 1 << 16;
+
+/// Checks that `param`, a number of destinations, is between 1 and [`MAX_DESTINATIONS`].
+pub(crate) fn check_destinations(param: &'static str, capacity: usize) -> Result<(), ConfigError> {
+    if (1..=MAX_DESTINATIONS).contains(&capacity) {
+        Ok(())
+    } else {
+        Err(ConfigError::OutOfRange {
+            param,
+            value: capacity as f64,
+            allowed: "between 1 and 65536 destinations",
+        })
+    }
+}
+
 /// Checks that a multiplier is finite and positive.
 #[inline(always)]
 pub(crate) fn check_factor(param: &'static str, value: f64) -> Result<(), ConfigError> {

@@ -118,7 +118,7 @@ const MIN_SPACING_DIVISOR: u32 = 64;
 
 impl Gate {
     /// The most destinations a gate may hold. Making room scans the table, under the lock.
-    pub const MAX_CAPACITY: usize = 1 << 16;
+    pub const MAX_CAPACITY: usize = crate::error::MAX_DESTINATIONS;
 
     /// A gate that remembers up to `capacity` destinations (1 to [`Gate::MAX_CAPACITY`]).
     ///
@@ -126,13 +126,7 @@ impl Gate {
     ///
     /// [`ConfigError::OutOfRange`] for a capacity of 0 or above the maximum.
     pub fn new(capacity: usize) -> Result<Self, ConfigError> {
-        if capacity == 0 || capacity > Self::MAX_CAPACITY {
-            return Err(ConfigError::OutOfRange {
-                param: "capacity",
-                value: capacity as f64,
-                allowed: "between 1 and 65536 destinations",
-            });
-        }
+        crate::error::check_destinations("capacity", capacity)?;
         Ok(Self {
             capacity,
             table: Mutex::new(BTreeMap::new()),

@@ -61,7 +61,7 @@ struct Table<B> {
 
 impl<B> Partitioned<B> {
     /// The most destinations a set may hold. Making room scans the set, under its lock.
-    pub const MAX_CAPACITY: usize = 1 << 16;
+    pub const MAX_CAPACITY: usize = crate::error::MAX_DESTINATIONS;
 
     /// A budget of `config` for each of up to `capacity` destinations (1 to
     /// [`Partitioned::MAX_CAPACITY`]). Each destination's budget draws (where it draws) from
@@ -88,13 +88,7 @@ impl<B> Partitioned<B> {
         mut rng: SeededRng,
         make: impl Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync + 'static,
     ) -> Result<Self, ConfigError> {
-        if capacity == 0 || capacity > Self::MAX_CAPACITY {
-            return Err(ConfigError::OutOfRange {
-                param: "capacity",
-                value: capacity as f64,
-                allowed: "between 1 and 65536 destinations",
-            });
-        }
+        crate::error::check_destinations("capacity", capacity)?;
         let first = Arc::new(make(rng.fork())?);
         Ok(Self {
             capacity,

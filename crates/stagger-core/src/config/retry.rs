@@ -210,14 +210,8 @@ impl RetrySpec {
             ("budget_per_destination", self.budget_per_destination),
             ("gate", self.gate),
         ] {
-            if let Some(capacity) = capacity
-                && !(1..=Gate::MAX_CAPACITY).contains(&(capacity as usize))
-            {
-                return Err(ConfigError::OutOfRange {
-                    param,
-                    value: f64::from(capacity),
-                    allowed: "between 1 and 65536 destinations",
-                });
+            if let Some(capacity) = capacity {
+                crate::error::check_destinations(param, capacity as usize)?;
             }
         }
         if self.attempt_timeout == Some(Duration::ZERO) {
