@@ -38,7 +38,7 @@ enum Command {
     /// Print the catalog, the budgets and every policy's and preset's schedule, as Markdown.
     Report(cmd::report::Args),
     /// Run policies and budgets on a canonical workload in the simulator.
-    Simulate(cmd::simulate::Args),
+    Simulate(Box<cmd::simulate::Args>),
     /// Run every policy and budget on every workload in the simulator and print the scoreboard.
     Bench(cmd::bench::Args),
 }

@@ -784,3 +784,110 @@ fn the_partition_workload_keeps_host_bs_retries_when_the_budget_is_per_host() {
         );
     }
 }
+
+#[test]
+fn the_tail_workload_reports_its_percentiles_and_an_attempt_timeout_cuts_the_tail() {
+    let common = [
+        "simulate",
+        "--workload",
+        "tail",
+        "--policy",
+        "immediate",
+        "--max-attempts",
+        "3",
+        "--duration",
+        "30s",
+        "--pause-every",
+        "29s",
+        "--format",
+        "json",
+    ];
+    let row = |extra: &[&str]| {
+        let mut args = common.to_vec();
+        args.extend_from_slice(extra);
+        let text = stdout(&args);
+        assert_eq!(text, stdout(&args), "same seed, same bytes");
+        let doc: Value = serde_json::from_str(&text).expect("one JSON object");
+        assert_eq!(doc["workload"], "tail");
+        let row = doc["results"][0].clone();
+        for key in ["p50_ms", "p99_ms", "p999_ms", "load", "success_rate"] {
+            assert!(row[key].is_f64(), "{extra:?}: {key} in {row}");
+        }
+        row
+    };
+    let plain = row(&[]);
+    let timed = row(&["--attempt-timeout", "50ms"]);
+    let p999 = |r: &Value| r["p999_ms"].as_f64().unwrap();
+    assert!(p999(&plain) > 5.0 * p999(&timed), "{plain} against {timed}");
+    let load = timed["load"].as_f64().unwrap();
+    assert!(load > 1.0 && load < 1.1, "{timed}");
+    // The tail's flags elsewhere, and bad values, are refused with one line naming the flag.
+    for (bad, flag) in [
+        (
+            &[
+                "simulate",
+                "--workload",
+                "open-loop",
+                "--policy",
+                "constant",
+                "--attempt-timeout",
+                "50ms",
+            ][..],
+            "--attempt-timeout",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "tail",
+                "--policy",
+                "constant",
+                "--load",
+                "1.5",
+            ],
+            "--load",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "tail",
+                "--policy",
+                "constant",
+                "--replicas",
+                "0",
+            ],
+            "--replicas",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "tail",
+                "--policy",
+                "constant",
+                "--attempt-timeout",
+                "0s",
+            ],
+            "--attempt-timeout",
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "tail",
+                "--policy",
+                "constant",
+                "--clients",
+                "3",
+            ],
+            "--clients",
+        ),
+    ] {
+        let out = stagger(bad);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{bad:?}: {stderr}");
+        assert!(stderr.contains(flag), "{bad:?}: {stderr}");
+    }
+}

@@ -200,6 +200,7 @@ impl Metrics {
             peak_window_share: self.peak_window_share(),
             p50_ms: percentile(&self.latency_us, 0.5),
             p99_ms: percentile(&self.latency_us, 0.99),
+            p999_ms: None,
             first_tries: self.first_tries,
             attempts: self.attempts,
             successes: self.successes,
@@ -258,6 +259,9 @@ pub struct ResultRow {
     pub p50_ms: Option<f64>,
     /// 99th percentile latency of successful requests, in ms.
     pub p99_ms: Option<f64>,
+    /// `tail`: 99.9th percentile latency of successful requests, in ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p999_ms: Option<Option<f64>>,
     /// Requests.
     pub first_tries: u64,
     /// Attempts.

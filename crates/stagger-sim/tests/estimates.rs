@@ -91,6 +91,23 @@ fn small() -> Vec<(WorkloadKind, Overrides)> {
                 ..d
             },
         ),
+        (
+            WorkloadKind::Tail,
+            Overrides {
+                duration: Some(Duration::from_secs(2)),
+                pause_every: Some(Duration::from_secs(5)),
+                ..d
+            },
+        ),
+        (
+            WorkloadKind::Tail,
+            Overrides {
+                duration: Some(Duration::from_secs(2)),
+                pause_every: Some(Duration::from_secs(5)),
+                attempt_timeout: Some(Duration::from_millis(20)),
+                ..d
+            },
+        ),
     ]
 }
 

@@ -166,8 +166,14 @@ fn every_override_is_refused_where_it_does_not_apply() {
         dispersal: Some(stagger_core::engine::Dispersal::Floor),
         gate: Some(true),
         budget_partition: Some(stagger_sim::workload::partition::BudgetPartition::Partitioned),
+        attempt_timeout: Some(Duration::from_millis(50)),
+        load: Some(0.5),
+        replicas: Some(2),
+        concurrency: Some(2),
+        pause: Some(Duration::from_secs(1)),
+        pause_every: Some(Duration::from_secs(10)),
     };
-    assert_eq!(all.given().len(), 15, "every field is listed");
+    assert_eq!(all.given().len(), 21, "every field is listed");
     assert!(Overrides::default().given().is_empty());
     // The herd takes clients and window only: each other override is named when refused.
     for param in all.given() {
@@ -188,6 +194,12 @@ fn every_override_is_refused_where_it_does_not_apply() {
             "dispersal" => one.dispersal = all.dispersal,
             "gate" => one.gate = all.gate,
             "budget_partition" => one.budget_partition = all.budget_partition,
+            "attempt_timeout" => one.attempt_timeout = all.attempt_timeout,
+            "load" => one.load = all.load,
+            "replicas" => one.replicas = all.replicas,
+            "concurrency" => one.concurrency = all.concurrency,
+            "pause" => one.pause = all.pause,
+            "pause_every" => one.pause_every = all.pause_every,
             other => panic!("unexpected override {other}"),
         }
         let result = WorkloadKind::Herd.run(&one, &strategy, 1);

@@ -21,7 +21,7 @@ use crate::render::{self, Table};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The workload: herd, outage, contention, open-loop, serial, spike, ramp, throttle,
-    /// partition.
+    /// partition, tail.
     #[arg(long, value_name = "NAME")]
     workload: String,
     /// Policies, comma-separated: catalog names, preset names, or
@@ -52,7 +52,7 @@ pub(crate) struct Args {
     /// The window of the peak retry share (default 10ms).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     window: Option<Duration>,
-    /// One end-to-end deadline per request, from its first attempt (outage, throttle).
+    /// One end-to-end deadline per request, from its first attempt (outage, throttle, tail).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     timeout: Option<Duration>,
     /// Make the dependency throttle while down, answering 503 with this Retry-After (outage);
@@ -85,6 +85,25 @@ pub(crate) struct Args {
     /// (partitioned) (partition; default shared).
     #[arg(long, value_name = "MODE", value_parser = budget_partition)]
     budget_partition: Option<BudgetPartition>,
+    /// A timeout for each attempt, besides the request's deadline: an attempt that outlives
+    /// it is cut and retried as a timeout (tail).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    attempt_timeout: Option<Duration>,
+    /// The offered load, as a share of the servers' capacity, in (0, 1) (tail; default 0.6).
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    load: Option<f64>,
+    /// The replicas in the pool (tail; default 10).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    replicas: Option<u32>,
+    /// The requests each replica serves at once, the rest queued (tail; default 4).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    concurrency: Option<u32>,
+    /// How long a replica pauses; 0s for no pauses (tail; default 1s).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    pause: Option<Duration>,
+    /// The mean time a replica runs between pauses (tail; default 99s).
+    #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
+    pause_every: Option<Duration>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
     /// Refuse, before it starts, a run estimated to need more memory than this, such as
@@ -197,6 +216,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         dispersal: args.dispersal,
         gate: args.gate.then_some(true),
         budget_partition: args.budget_partition,
+        attempt_timeout: args.attempt_timeout,
+        load: args.load,
+        replicas: args.replicas,
+        concurrency: args.concurrency,
+        pause: args.pause,
+        pause_every: args.pause_every,
     };
     if args.plot.is_some()
         && !matches!(

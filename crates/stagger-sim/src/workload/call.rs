@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Ready, Run, Settings};
+use stagger_core::engine::{Attempt, Ready, Run, Settings};
 use stagger_core::{Failure, SeededRng, Timestamp};
 
 use crate::error::SimError;
@@ -89,10 +89,31 @@ impl Call {
 
     /// Asks to send an attempt at `now`: its number, or `None` if the request gave up (recorded).
     pub(crate) fn begin(&mut self, now: Nanos, metrics: &mut Metrics) -> Option<u32> {
+        self.begin_attempt(now, metrics)
+            .map(|attempt| attempt.number)
+    }
+
+    /// Asks to send an attempt at `now`, as [`Call::begin`], and returns the time the attempt
+    /// has ([`Attempt::remaining`]: the shorter of the attempt timeout and the time left before
+    /// the deadline), or `None` if the request gave up (recorded). The outer `None` is a
+    /// give-up; the inner one an attempt with no limit.
+    #[allow(clippy::option_option)]
+    pub(crate) fn begin_timed(
+        &mut self,
+        now: Nanos,
+        metrics: &mut Metrics,
+    ) -> Option<Option<std::time::Duration>> {
+        self.begin_attempt(now, metrics)
+            .map(|attempt| attempt.remaining)
+    }
+
+    /// The attempt the engine allows at `now`, recorded, or `None` if the request gave up
+    /// (recorded).
+    fn begin_attempt(&mut self, now: Nanos, metrics: &mut Metrics) -> Option<Attempt> {
         match self.run.begin(at(now)) {
             Ok(attempt) => {
                 metrics.attempt(now, attempt.number);
-                Some(attempt.number)
+                Some(attempt)
             }
             Err(stopped) => {
                 metrics.gave_up(stopped.reason);

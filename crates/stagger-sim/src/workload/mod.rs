@@ -10,6 +10,7 @@ pub mod partition;
 pub mod serial;
 mod slots;
 pub mod spike;
+pub mod tail;
 pub mod throttle;
 
 use std::fmt;
@@ -58,6 +59,18 @@ pub struct Overrides {
     pub gate: Option<bool>,
     /// Whether the client holds one budget for every host or one per host (`partition`).
     pub budget_partition: Option<partition::BudgetPartition>,
+    /// A timeout for each attempt, besides the request's deadline (`tail`).
+    pub attempt_timeout: Option<Duration>,
+    /// The offered load, as a share of the servers' capacity (`tail`).
+    pub load: Option<f64>,
+    /// The replicas in the pool (`tail`).
+    pub replicas: Option<u32>,
+    /// The requests each replica serves at once (`tail`).
+    pub concurrency: Option<u32>,
+    /// How long a replica pauses (`tail`).
+    pub pause: Option<Duration>,
+    /// The mean time a replica runs between pauses (`tail`).
+    pub pause_every: Option<Duration>,
 }
 
 impl Overrides {
@@ -84,6 +97,12 @@ impl Overrides {
             dispersal,
             gate,
             budget_partition,
+            attempt_timeout,
+            load,
+            replicas,
+            concurrency,
+            pause,
+            pause_every,
         } = self;
         [
             ("clients", clients.is_some()),
@@ -101,6 +120,12 @@ impl Overrides {
             ("dispersal", dispersal.is_some()),
             ("gate", gate.is_some()),
             ("budget_partition", budget_partition.is_some()),
+            ("attempt_timeout", attempt_timeout.is_some()),
+            ("load", load.is_some()),
+            ("replicas", replicas.is_some()),
+            ("concurrency", concurrency.is_some()),
+            ("pause", pause.is_some()),
+            ("pause_every", pause_every.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))
@@ -267,11 +292,14 @@ pub enum WorkloadKind {
     Throttle,
     /// [`partition`]: one host's outage against a budget shared with a healthy host.
     Partition,
+    /// [`tail`]: replicas that pause now and then make a long tail; a timeout per attempt
+    /// cuts it.
+    Tail,
 }
 
 impl WorkloadKind {
     /// Every workload.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::Herd,
         Self::Outage,
         Self::Contention,
@@ -281,6 +309,7 @@ impl WorkloadKind {
         Self::Ramp,
         Self::Throttle,
         Self::Partition,
+        Self::Tail,
     ];
 
     /// The workload's name.
@@ -296,6 +325,7 @@ impl WorkloadKind {
             Self::Ramp => "ramp",
             Self::Throttle => "throttle",
             Self::Partition => "partition",
+            Self::Tail => "tail",
         }
     }
 
@@ -351,6 +381,7 @@ impl WorkloadKind {
             Self::Ramp => go::<spike::Ramp>(overrides, strategy, seed, max_events),
             Self::Throttle => go::<throttle::Throttle>(overrides, strategy, seed, max_events),
             Self::Partition => go::<partition::Partition>(overrides, strategy, seed, max_events),
+            Self::Tail => go::<tail::Tail>(overrides, strategy, seed, max_events),
         }
     }
 
@@ -381,6 +412,7 @@ impl WorkloadKind {
             Self::Ramp => go::<spike::Ramp>(overrides, strategy),
             Self::Throttle => go::<throttle::Throttle>(overrides, strategy),
             Self::Partition => go::<partition::Partition>(overrides, strategy),
+            Self::Tail => go::<tail::Tail>(overrides, strategy),
         }
     }
 }
