@@ -444,7 +444,7 @@ fn run_failure(err: SimError, estimate: &Estimate) -> Failure {
     }
 }
 
-const COLUMNS: [&str; 10] = [
+const COLUMNS: [&str; 11] = [
     "policy",
     "budget",
     "success_rate",
@@ -452,6 +452,7 @@ const COLUMNS: [&str; 10] = [
     "peak_window_share",
     "p50_ms",
     "p99_ms",
+    "p999_ms",
     "writes_per_round",
     "completion_ms",
     "tail_goodput_ratio",
@@ -468,6 +469,7 @@ fn cells(row: &ResultRow) -> Vec<String> {
         num(row.peak_window_share),
         opt(row.p50_ms),
         opt(row.p99_ms),
+        opt(row.p999_ms.flatten()),
         opt(row.writes_per_round),
         opt(row.completion_ms),
         opt(row.tail_goodput_ratio),
