@@ -525,6 +525,34 @@ where
     (status, up.count("/orders-up"))
 }
 
+/// [`an_outage_then_a_healthy_host`] through a client whose one budget both hosts share: the
+/// outage spends it, and the healthy host's request is not retried.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) async fn check_a_shared_budget_is_spent<Send, Fut>(send: Send)
+where
+    Send: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    let (status, attempts) = an_outage_then_a_healthy_host(send).await;
+    assert_eq!(
+        (status, attempts),
+        (503, 1),
+        "no retry left for the healthy host"
+    );
+}
+
+/// [`an_outage_then_a_healthy_host`] through a client with a budget per host and port: the
+/// healthy host's request is retried, and served.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) async fn check_a_budget_per_host_is_kept<Send, Fut>(send: Send)
+where
+    Send: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    let (status, attempts) = an_outage_then_a_healthy_host(send).await;
+    assert_eq!((status, attempts), (201, 2), "retried, and served");
+}
+
 /// A bucket of two retries (10 tokens, 5 a retry), for [`an_outage_then_a_healthy_host`].
 #[allow(dead_code)] // Not every test binary that includes this server uses it.
 pub(crate) fn two_retries() -> stagger::budget::TokenBucket {
