@@ -232,6 +232,44 @@ pub fn millis(d: Duration) -> f64 {
     (nanos / 1_000_000) as f64 + (nanos % 1_000_000) as f64 / 1e6
 }
 
+/// `d` as compact text that [`crate::duration::parse`] reads back exactly: every non-zero
+/// unit from hours down to nanoseconds, largest first (`"1h30m"`, `"1s500ms"`, `"0s"`).
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::duration::compact;
+///
+/// assert_eq!(compact(Duration::from_millis(1_500)), "1s500ms");
+/// assert_eq!(compact(Duration::ZERO), "0s");
+/// ```
+#[must_use]
+pub fn compact(d: Duration) -> String {
+    use std::fmt::Write as _;
+
+    const UNITS: [(u128, &str); 6] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+        (1, "ns"),
+    ];
+    if d.is_zero() {
+        return "0s".to_owned();
+    }
+    let mut rest = d.as_nanos();
+    let mut out = String::new();
+    for (unit, name) in UNITS {
+        let count = rest / unit;
+        rest %= unit;
+        if count > 0 {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{count}{name}");
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

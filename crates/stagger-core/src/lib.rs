@@ -40,6 +40,7 @@ pub mod preset;
 pub mod retry_after;
 pub mod rng;
 pub mod schedule;
+pub mod sketch;
 
 pub use clock::{Clock, ManualClock, MonotonicClock, Timestamp};
 pub use error::ConfigError;

@@ -11,7 +11,7 @@ use stagger_core::config::grpc::{MethodName, RetryableCodes, ServiceConfig, Stat
 use stagger_core::config::{
     BudgetSpec, GrpcThrottleSpec, PolicySource, PolicySpec, RetrySpec, TokenBucketSpec,
 };
-use stagger_core::engine::{Nested, Run, Settings};
+use stagger_core::engine::{HedgeDelay, Hedging, Nested, Run, Settings};
 use stagger_core::policy::{Constant, ExponentialProportionalJitter, ExponentialSubtractiveJitter};
 use stagger_core::{
     AnyConfig, ConfigError, Failure, Param, PolicyConfig, PolicyKind, Preset, SeededRng, Timestamp,
@@ -673,6 +673,249 @@ fn nested_is_a_setting_the_engine_applies_when_told_it_is_nested() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// RetrySpec: hedging
+// ---------------------------------------------------------------------------------------------
+
+fn hedged(table: &str) -> RetrySpec {
+    let text = format!("preset = \"grpc\"\n\n[hedging]\n{table}");
+    toml::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+fn hedging_read_error(table: &str) -> String {
+    let text = format!("preset = \"grpc\"\n\n[hedging]\n{table}");
+    match toml::from_str::<RetrySpec>(&text) {
+        Ok(spec) => panic!("{text}: read as {spec:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_retry_spec_reads_a_fixed_hedge_delay() {
+    let spec = hedged("max_attempts = 3\ndelay = \"10ms\"");
+    let expected = Hedging::fixed(MS(10), 3);
+    assert_eq!(spec.hedging, Some(expected));
+    assert_eq!(spec.to_hedging().unwrap(), Some(expected));
+    assert_eq!(
+        spec.to_hedging().unwrap().unwrap().delay(),
+        HedgeDelay::Fixed(MS(10))
+    );
+    // The file's usual duration forms: text, or a number of milliseconds.
+    assert_eq!(
+        hedged("max_attempts = 2\ndelay = \"1s500ms\"").hedging,
+        Some(Hedging::fixed(MS(1500), 2))
+    );
+    assert_eq!(
+        hedged("max_attempts = 2\ndelay = 25").hedging,
+        Some(Hedging::fixed(MS(25), 2))
+    );
+    assert_eq!(
+        hedged("max_attempts = 4\ndelay = \"0s\"").hedging,
+        Some(Hedging::fixed(Duration::ZERO, 4))
+    );
+    // One attempt is a valid hedging (it sends no hedge); the settings are unchanged by it.
+    let single = hedged("max_attempts = 1\ndelay = \"5ms\"");
+    assert_eq!(single.to_hedging().unwrap(), Some(Hedging::fixed(MS(5), 1)));
+    assert_eq!(
+        single.to_settings().unwrap(),
+        toml::from_str::<RetrySpec>("preset = \"grpc\"")
+            .unwrap()
+            .to_settings()
+            .unwrap()
+    );
+    // Without the table, no hedging.
+    let plain: RetrySpec = toml::from_str("preset = \"grpc\"").unwrap();
+    assert_eq!(plain.hedging, None);
+    assert_eq!(plain.to_hedging().unwrap(), None);
+}
+
+#[test]
+fn a_retry_spec_reads_a_hedge_delay_as_a_latency_percentile() {
+    for (delay, per_ten_thousand) in [
+        ("p95", 9500),
+        ("p99", 9900),
+        ("p99.9", 9990),
+        ("p99.90", 9990),
+        ("p99.99", 9999),
+        ("p50.5", 5050),
+        ("p0.01", 1),
+        ("p95.0", 9500),
+    ] {
+        let spec = hedged(&format!("max_attempts = 3\ndelay = \"{delay}\""));
+        assert_eq!(
+            spec.to_hedging().unwrap(),
+            Some(Hedging::quantile(per_ten_thousand, 3)),
+            "{delay}"
+        );
+    }
+    let json: RetrySpec = serde_json::from_str(
+        r#"{"preset": "grpc", "hedging": {"max_attempts": 2, "delay": "p99.9"}}"#,
+    )
+    .unwrap();
+    assert_eq!(json.hedging, Some(Hedging::quantile(9990, 2)));
+    let yaml: RetrySpec =
+        serde_yaml::from_str("preset: grpc\nhedging:\n  max_attempts: 2\n  delay: p95\n").unwrap();
+    assert_eq!(yaml.hedging, Some(Hedging::quantile(9500, 2)));
+}
+
+#[test]
+fn hedging_round_trips_through_toml_json_and_yaml() {
+    for (hedging, written) in [
+        (Hedging::fixed(MS(10), 3), "\"10ms\""),
+        (Hedging::fixed(MS(1500), 2), "\"1s500ms\""),
+        (Hedging::fixed(Duration::ZERO, 5), "\"0s\""),
+        (
+            Hedging::fixed(Duration::from_nanos(1_000_001), 2),
+            "\"1ms1ns\"",
+        ),
+        (Hedging::quantile(9500, 3), "\"p95\""),
+        (Hedging::quantile(9990, 4), "\"p99.9\""),
+        (Hedging::quantile(9999, 2), "\"p99.99\""),
+        (Hedging::quantile(5005, 2), "\"p50.05\""),
+        (Hedging::quantile(1, 2), "\"p0.01\""),
+    ] {
+        let mut spec: RetrySpec = toml::from_str(RETRY_TOML).unwrap();
+        spec.hedging = Some(hedging);
+        let text = toml::to_string(&spec).unwrap();
+        assert!(
+            text.contains(&format!(
+                "[hedging]\nmax_attempts = {}\ndelay = {written}\n",
+                hedging.max_attempts()
+            )),
+            "{text}"
+        );
+        assert_eq!(toml::from_str::<RetrySpec>(&text).unwrap(), spec, "{text}");
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(text.contains(&format!("\"delay\":{written}")), "{text}");
+        assert_eq!(
+            serde_json::from_str::<RetrySpec>(&text).unwrap(),
+            spec,
+            "{text}"
+        );
+        let text = serde_yaml::to_string(&spec).unwrap();
+        assert_eq!(
+            serde_yaml::from_str::<RetrySpec>(&text).unwrap(),
+            spec,
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_or_missing_hedging_key_is_refused() {
+    let unknown = hedging_read_error("max_attempts = 3\ndelay = \"10ms\"\ndealy = \"5ms\"");
+    assert!(
+        unknown.contains("unknown field `dealy`, expected `max_attempts` or `delay`"),
+        "{unknown}"
+    );
+    let quantile = hedging_read_error("max_attempts = 3\ndelay = \"10ms\"\nquantile = 0.95");
+    assert!(quantile.contains("unknown field `quantile`"), "{quantile}");
+    let no_delay = hedging_read_error("max_attempts = 3");
+    assert!(
+        no_delay.contains(
+            "hedging.delay is required: a duration such as \"10ms\", or a latency percentile \
+             such as \"p95\""
+        ),
+        "{no_delay}"
+    );
+    let no_attempts = hedging_read_error("delay = \"p95\"");
+    assert!(
+        no_attempts.contains(
+            "hedging.max_attempts is required: the attempts in all, the first included, from 1 \
+             to 10"
+        ),
+        "{no_attempts}"
+    );
+    let json =
+        serde_json::from_str::<RetrySpec>(r#"{"preset": "grpc", "hedging": {}}"#).unwrap_err();
+    assert!(
+        json.to_string()
+            .starts_with("hedging.max_attempts is required"),
+        "{json}"
+    );
+    let json = serde_json::from_str::<RetrySpec>(
+        r#"{"preset": "grpc", "hedging": {"max_attempts": 2, "delay": "1ms", "jitter": 0.1}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        json.to_string().contains("unknown field `jitter`"),
+        "{json}"
+    );
+}
+
+#[test]
+fn hedging_max_attempts_out_of_range_is_refused_by_name() {
+    for (attempts, value) in [(0, "0"), (11, "11"), (1000, "1000")] {
+        let spec = hedged(&format!("max_attempts = {attempts}\ndelay = \"10ms\""));
+        let error = spec.to_hedging().unwrap_err();
+        assert_eq!(error.param(), Some("hedging.max_attempts"), "{attempts}");
+        assert_eq!(
+            error.to_string(),
+            format!("hedging.max_attempts must be from 1 to 10, got {value}")
+        );
+        // The file is refused as a whole.
+        assert_eq!(spec.validate().unwrap_err(), error);
+        assert_eq!(spec.to_settings().unwrap_err(), error);
+    }
+    assert!(
+        hedged("max_attempts = 10\ndelay = \"10ms\"")
+            .to_hedging()
+            .is_ok()
+    );
+    let negative = hedging_read_error("max_attempts = -1\ndelay = \"10ms\"");
+    assert!(negative.contains("max_attempts"), "{negative}");
+}
+
+#[test]
+fn a_bad_hedge_delay_is_refused_with_its_name() {
+    // Percentiles that are not above 0 and below 100: read, then refused by name.
+    for (delay, value) in [
+        ("p100", "100"),
+        ("p0", "0"),
+        ("p0.00", "0"),
+        ("p250", "250"),
+    ] {
+        let spec = hedged(&format!("max_attempts = 3\ndelay = \"{delay}\""));
+        let error = spec.to_hedging().unwrap_err();
+        assert_eq!(error.param(), Some("hedging.delay"), "{delay}");
+        assert_eq!(
+            error.to_string(),
+            format!("hedging.delay must be a percentile above 0 and below 100, got {value}"),
+            "{delay}"
+        );
+    }
+    // Text that is no percentile, or no duration: refused as the file is read.
+    for delay in [
+        "pfoo", "p", "p95.", "p.5", "p99.999", "p-5", "p 95", "p1000",
+    ] {
+        let error = hedging_read_error(&format!("max_attempts = 3\ndelay = \"{delay}\""));
+        assert!(
+            error.contains(&format!(
+                "hedging.delay: a latency percentile is `p` and a number from 0 to 100 with up \
+                 to two decimals, such as \"p95\" or \"p99.9\" (got \"{delay}\")"
+            )),
+            "{delay}: {error}"
+        );
+    }
+    let negative = hedging_read_error("max_attempts = 3\ndelay = \"-1ms\"");
+    assert!(
+        negative.contains("hedging.delay: ") && negative.contains("negative"),
+        "{negative}"
+    );
+    let negative_ms = hedging_read_error("max_attempts = 3\ndelay = -1");
+    assert!(
+        negative_ms.contains("hedging.delay: durations cannot be negative, got -1"),
+        "{negative_ms}"
+    );
+    let soon = hedging_read_error("max_attempts = 3\ndelay = \"soon\"");
+    assert!(soon.contains("hedging.delay: "), "{soon}");
+    let wrong_type = hedging_read_error("max_attempts = 3\ndelay = true");
+    assert!(
+        wrong_type.contains("a latency percentile such as \"p95\""),
+        "{wrong_type}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // gRPC service config (gRFC A6)
 // ---------------------------------------------------------------------------------------------
 
@@ -722,6 +965,24 @@ fn the_a6_example_imports_as_proportional_jitter() {
         policies.len(),
         1,
         "the hedged method config has no retry policy"
+    );
+    // The hedged one is imported as a hedging policy: 4 attempts, 500 ms apart.
+    assert_eq!(
+        config.hedging_policies().unwrap(),
+        [(
+            vec![MethodName {
+                service: "helloworld.Hedged".into(),
+                method: String::new()
+            }],
+            Hedging::fixed(MS(500), 4),
+            [
+                StatusCode::Unavailable,
+                StatusCode::Internal,
+                StatusCode::Aborted
+            ]
+            .into_iter()
+            .collect::<RetryableCodes>()
+        )]
     );
     let (names, policy, codes) = &policies[0];
     assert_eq!(
@@ -959,6 +1220,7 @@ fn the_structure_around_the_policy_is_checked_with_paths() {
     for (json, path) in cases {
         let err = service(json).retry_policies().unwrap_err();
         assert_eq!(err.path(), path, "{json}: {err}");
+        assert_eq!(service(json).hedging_policies().unwrap_err(), err, "{json}");
     }
     let err = serde_json::from_str::<ServiceConfig>("[1, 2]").unwrap_err();
     assert!(
@@ -972,9 +1234,11 @@ fn the_structure_around_the_policy_is_checked_with_paths() {
 fn a_config_without_retries_imports_nothing() {
     let config = service(r#"{ "loadBalancingConfig": [{ "round_robin": {} }] }"#);
     assert!(config.retry_policies().unwrap().is_empty());
+    assert!(config.hedging_policies().unwrap().is_empty());
     assert_eq!(config.throttling().unwrap(), None);
     let default = service(r#"{ "methodConfig": [{ "name": [{}], "waitForReady": true }] }"#);
     assert!(default.retry_policies().unwrap().is_empty());
+    assert!(default.hedging_policies().unwrap().is_empty());
 }
 
 #[test]

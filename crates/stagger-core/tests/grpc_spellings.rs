@@ -1,7 +1,8 @@
 //! gRPC service configs spelled the other ways gRPC accepts: lowerCamel keys in any case (as
 //! grpc-go's `encoding/json` matches them, and as grpc-go's own retry example spells them),
 //! the original proto field names, and the duration forms grpc-go reads. Unknown keys and a
-//! field given twice are refused, naming the keys as the file spells them.
+//! field given twice are refused, naming the keys as the file spells them. (The hedging
+//! policy's own rules are in `grpc_hedging.rs`.)
 #![cfg(feature = "serde")]
 
 use std::time::Duration;
@@ -9,8 +10,10 @@ use std::time::Duration;
 use stagger_core::AnyConfig;
 use stagger_core::budget::GrpcThrottle;
 use stagger_core::config::grpc::{
-    GrpcConfigError, MethodName, MethodRetryPolicy, RetryableCodes, ServiceConfig, StatusCode,
+    GrpcConfigError, MethodHedgingPolicy, MethodName, MethodRetryPolicy, RetryableCodes,
+    ServiceConfig, StatusCode,
 };
+use stagger_core::engine::Hedging;
 use stagger_core::policy::ExponentialProportionalJitter;
 
 /// Three method configs (two retried, one hedged), ignored keys beside them, and throttling,
@@ -46,8 +49,8 @@ fn a6_policy(base: Duration, cap: Duration, factor: f64, attempts: u32) -> AnyCo
     )
 }
 
-/// What every fixture imports: the hedged method config is left out, `maxAttempts` 6 becomes
-/// 5, and the ignored keys change nothing.
+/// The retry policies every fixture imports: the hedged method config is not among them,
+/// `maxAttempts` 6 becomes 5, and the ignored keys change nothing.
 fn expected_policies() -> Vec<MethodRetryPolicy> {
     vec![
         (
@@ -65,6 +68,15 @@ fn expected_policies() -> Vec<MethodRetryPolicy> {
     ]
 }
 
+/// The hedging policy every fixture imports: `shop.Search`, three attempts 20 ms apart.
+fn expected_hedging() -> Vec<MethodHedgingPolicy> {
+    vec![(
+        vec![name("shop.Search", "")],
+        Hedging::fixed(MS(20), 3),
+        [StatusCode::Unavailable].into_iter().collect(),
+    )]
+}
+
 fn expected_throttling() -> GrpcThrottle {
     GrpcThrottle::DEFAULT
         .with_max_tokens(20.0)
@@ -76,13 +88,19 @@ fn expected_throttling() -> GrpcThrottle {
 fn assert_imports_like_lower_camel(json: &str) {
     let reference = service(LOWER_CAMEL);
     assert_eq!(reference.retry_policies().unwrap(), expected_policies());
+    assert_eq!(reference.hedging_policies().unwrap(), expected_hedging());
     assert_eq!(reference.throttling().unwrap(), Some(expected_throttling()));
 
     let config = service(json);
     assert_eq!(config.retry_policies().unwrap(), expected_policies());
+    assert_eq!(config.hedging_policies().unwrap(), expected_hedging());
     assert_eq!(
         config.retry_policies_with_limit(10).unwrap(),
         reference.retry_policies_with_limit(10).unwrap()
+    );
+    assert_eq!(
+        config.hedging_policies_with_limit(10).unwrap(),
+        reference.hedging_policies_with_limit(10).unwrap()
     );
     assert_eq!(config.throttling().unwrap(), Some(expected_throttling()));
     config.validate().unwrap();
@@ -214,6 +232,14 @@ fn an_unknown_key_is_named_at_every_level() {
             "a retryPolicy's keys are maxAttempts, initialBackoff, maxBackoff, backoffMultiplier, \
              retryableStatusCodes and perAttemptRecvTimeout (in any case, or as proto names such \
              as max_attempts)",
+        ),
+        (
+            // Read by the retry import too: a file is accepted or refused as a whole.
+            r#"{ "methodConfig": [{ "hedgingPolicy": { "maxAttempts": 2, "hedgeDelay": "1s" } }] }"#
+                .to_owned(),
+            "methodConfig[0].hedgingPolicy.hedgeDelay",
+            "a hedgingPolicy's keys are maxAttempts, hedgingDelay and nonFatalStatusCodes (in any \
+             case, or as proto names such as max_attempts)",
         ),
         (
             r#"{ "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1, "tokenRate": 1 } }"#
@@ -470,7 +496,7 @@ fn errors_name_keys_as_the_file_spells_them() {
 }
 
 #[test]
-fn a_hedging_policy_is_recognised_under_every_spelling() {
+fn a_hedging_policy_is_imported_under_every_spelling() {
     for hedging in [
         "hedgingPolicy",
         "HedgingPolicy",
@@ -478,24 +504,35 @@ fn a_hedging_policy_is_recognised_under_every_spelling() {
         "hedging_policy",
     ] {
         for retry in ["retryPolicy", "RetryPolicy", "retry_policy"] {
-            // Beside a retry policy: refused, naming both keys as spelled.
+            // Beside a retry policy: refused by both imports, naming both keys as spelled.
             let both = format!(
                 r#"{{ "methodConfig": [{{ "name": [{{}}], "{retry}": {{ {VALID_POLICY} }}, "{hedging}": {{ "maxAttempts": 2 }} }}] }}"#
             );
-            let err = policy_error(&both);
-            assert_eq!(
-                err.to_string(),
-                format!("methodConfig[0]: only one of {retry} or {hedging} may be set"),
-                "{both}"
-            );
+            let expected = format!("methodConfig[0]: only one of {retry} or {hedging} may be set");
+            assert_eq!(policy_error(&both).to_string(), expected, "{both}");
+            let config = service(&both);
+            let err = config.hedging_policies().unwrap_err();
+            assert_eq!(err.to_string(), expected, "{both}");
+            assert_eq!(config.validate().unwrap_err(), err);
         }
-        // Alone: the method config is not retried and is left out.
+        // Alone: imported as a hedging policy, and not among the retry policies.
         let alone = format!(
             r#"{{ "methodConfig": [{{ "name": [{{ "service": "a.H" }}], "{hedging}": {{ "maxAttempts": 2 }} }}, {{ "name": [{{ "service": "a.R" }}], "retryPolicy": {{ {VALID_POLICY} }} }}] }}"#
         );
-        let policies = service(&alone).retry_policies().unwrap();
+        let config = service(&alone);
+        let policies = config.retry_policies().unwrap();
         assert_eq!(policies.len(), 1, "{alone}");
         assert_eq!(policies[0].0, [name("a.R", "")], "{alone}");
+        assert_eq!(
+            config.hedging_policies().unwrap(),
+            [(
+                vec![name("a.H", "")],
+                Hedging::fixed(Duration::ZERO, 2),
+                RetryableCodes::EMPTY
+            )],
+            "{alone}"
+        );
+        config.validate().unwrap();
     }
 }
 

@@ -4,6 +4,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use stagger_core::budget::{AnyBudget, Budget, BudgetKind, Unlimited};
+use stagger_core::engine::Hedging;
 use stagger_core::policy::AnyPolicy;
 use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, Rng, SeededRng};
 
@@ -115,6 +116,10 @@ pub struct Strategy {
     pub policy: SimPolicy,
     /// The budget each client holds, if any.
     pub budget: Option<BudgetKind>,
+    /// Hedging instead of retrying, where the workload supports it (`tail`, `spike`): each
+    /// request sends hedges by [`Hedging`] while its attempts are in flight, and the policy's
+    /// delays are not used.
+    pub hedging: Option<Hedging>,
 }
 
 impl Strategy {
@@ -124,6 +129,24 @@ impl Strategy {
         Self {
             policy: SimPolicy::Catalog(config),
             budget: None,
+            hedging: None,
+        }
+    }
+
+    /// This strategy hedging by `hedging` instead of retrying.
+    #[must_use]
+    pub fn with_hedging(mut self, hedging: Option<Hedging>) -> Self {
+        self.hedging = hedging;
+        self
+    }
+
+    /// The name its results are reported under: the policy's, or the hedging's
+    /// (`hedge-p95x2`: at the 95th percentile, two attempts in all; `hedge-10msx3`).
+    #[must_use]
+    pub fn name(&self) -> String {
+        match self.hedging {
+            None => self.policy.name(),
+            Some(hedging) => hedging_name(hedging),
         }
     }
 
@@ -169,6 +192,13 @@ impl Strategy {
             None => Rc::new(Unlimited),
         }
     }
+}
+
+/// The name of a hedging strategy: `hedge-`, its delay (`p95`, `p99.9`, `10ms`), `x` and its
+/// attempts in all.
+#[must_use]
+pub fn hedging_name(hedging: Hedging) -> String {
+    format!("hedge-{}x{}", hedging.delay(), hedging.max_attempts())
 }
 
 /// The memory of each client's budget where clients share one "no budget"

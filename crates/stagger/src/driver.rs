@@ -39,11 +39,11 @@ pub(crate) type ResultOf<O, H> = Result<
 pub(crate) struct Driver<O: Operation, Pol, H: HookSet> {
     pub(crate) run: Run<Pol, H::Budget>,
     pub(crate) op: O,
-    classifier: H::Classifier,
-    ok: H::Ok,
+    pub(crate) classifier: H::Classifier,
+    pub(crate) ok: H::Ok,
     pub(crate) sleeper: H::Sleeper,
     pub(crate) clock: H::Clock,
-    notify: H::Notify,
+    pub(crate) notify: H::Notify,
     /// When the next attempt starts, if known without reading the clock: the start of the run,
     /// or the end of the last attempt plus the wait since.
     resume_at: Option<Timestamp>,
@@ -260,7 +260,7 @@ where
 
 /// The outcome of a run that gave up: the hook and the trace hear of it first.
 #[cold]
-fn give_up<T, E, K, N: Notify<T, E>>(
+pub(crate) fn give_up<T, E, K, N: Notify<T, E>>(
     notify: &mut N,
     stopped: Stopped,
     last: Last<E, K>,
@@ -274,7 +274,7 @@ fn give_up<T, E, K, N: Notify<T, E>>(
 }
 
 /// The outcome of a run that gave up, traced.
-fn outcome_of<T, E, K>(stopped: Stopped, last: Last<E, K>) -> Outcome<T, E, K> {
+pub(crate) fn outcome_of<T, E, K>(stopped: Stopped, last: Last<E, K>) -> Outcome<T, E, K> {
     trace::gave_up(&stopped);
     Outcome {
         summary: stopped.summary,

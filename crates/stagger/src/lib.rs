@@ -25,6 +25,7 @@ pub mod classify;
 pub mod clock;
 mod driver;
 mod future;
+mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
@@ -46,6 +47,7 @@ mod trace;
 
 pub use classify::{Classifier, Classify, ClassifyOk};
 pub use future::{ResultFuture, RetryFuture};
+pub use hedge::{HedgeFuture, HedgeResultFuture, Hedged};
 pub use hooks::Hooks;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 pub use overrides::RetryOverrides;

@@ -196,6 +196,7 @@ impl RetryMiddleware<AnyConfig, Budgets> {
     pub fn from_spec(
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
+        spec.refuse_hedging()?;
         let settings = spec.to_settings()?;
         let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
         Ok(RetryMiddleware::new(spec.to_config()?)?

@@ -160,3 +160,25 @@ async fn the_executor_from_a_spec_in_one_call() {
     })
     .await;
 }
+
+/// A file that asks for hedging is refused by the integrations that retry, by name, rather
+/// than run as if it retried.
+#[test]
+fn a_hedging_table_is_refused_by_the_layer_and_the_middleware() {
+    let hedged: RetrySpec = toml::from_str(&format!(
+        "{SPEC}\n[hedging]\nmax_attempts = 2\ndelay = \"p95\"\n"
+    ))
+    .unwrap();
+    let Err(layer) = RetryLayer::from_spec(&hedged) else {
+        panic!("refused");
+    };
+    assert_eq!(layer.param(), Some("hedging"));
+    let Err(middleware) = RetryMiddleware::from_spec(&hedged) else {
+        panic!("refused");
+    };
+    assert_eq!(middleware.param(), Some("hedging"));
+    assert!(
+        middleware.to_string().contains("Retry::hedge"),
+        "{middleware}"
+    );
+}

@@ -6,8 +6,10 @@ use std::time::Duration;
 use clap::ValueEnum;
 use serde::Serialize;
 use stagger_core::budget::BudgetKind;
-use stagger_core::engine::Dispersal;
-use stagger_core::{AnyConfig, Clock, MonotonicClock, Preset};
+use stagger_core::engine::{
+    Dispersal, HedgeDelay, Hedging, MAX_HEDGED_ATTEMPTS, ParseHedgeDelayError,
+};
+use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, Preset};
 use stagger_sim::workload::partition::BudgetPartition;
 use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
@@ -104,6 +106,11 @@ pub(crate) struct Args {
     /// The mean time a replica runs between pauses (tail; default 99s).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     pause_every: Option<Duration>,
+    /// Hedge instead of retrying, comma-separated to compare: `none`, a delay such as 10ms,
+    /// or a percentile of the measured attempt latencies such as p95; each policy runs once
+    /// per value, its --max-attempts the attempts in all, at most 10 (tail, spike).
+    #[arg(long, value_name = "DELAY|pNN|none", value_delimiter = ',', value_parser = hedge)]
+    hedge: Vec<Option<HedgeDelay>>,
     #[command(flatten)]
     policy_overrides: PolicyOverrides,
     /// Refuse, before it starts, a run estimated to need more memory than this, such as
@@ -191,7 +198,44 @@ fn strategy(
         };
         SimPolicy::Catalog(overrides.apply(config)?)
     };
-    Ok(Strategy { policy, budget })
+    Ok(Strategy {
+        policy,
+        budget,
+        hedging: None,
+    })
+}
+
+/// Reads a `--hedge` value.
+fn hedge(text: &str) -> Result<Option<HedgeDelay>, String> {
+    if text == "none" {
+        return Ok(None);
+    }
+    text.parse()
+        .map(Some)
+        .map_err(|e: ParseHedgeDelayError| e.to_string())
+}
+
+/// `strategy` hedging at `delay`, with its policy's attempt limit as the attempts in all.
+fn hedged(strategy: Strategy, delay: Option<HedgeDelay>) -> Result<Strategy, Failure> {
+    let Some(delay) = delay else {
+        return Ok(strategy);
+    };
+    let SimPolicy::Catalog(config) = strategy.policy else {
+        return Err(Failure::Usage(format!(
+            "invalid --hedge: {} has no attempt limit to hedge up to",
+            strategy.policy.name()
+        )));
+    };
+    let max_attempts = config.max_attempts().min(MAX_HEDGED_ATTEMPTS);
+    let hedging = match delay {
+        HedgeDelay::Quantile(q) => Hedging::quantile(q, max_attempts),
+        HedgeDelay::Fixed(d) => Hedging::fixed(d, max_attempts),
+        _ => unreachable!("the parser reads these two"),
+    };
+    hedging
+        .validate()
+        .map_err(|e| Failure::Usage(format!("invalid --hedge: {e}")))?;
+    Ok(strategy.with_hedging(Some(hedging)))
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
@@ -233,11 +277,18 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             "invalid --plot: used with herd, spike or ramp, not {workload} (stagger bench plots the others)"
         )));
     }
-    let strategies = args
-        .policy
-        .iter()
-        .map(|name| strategy(name, &args.policy_overrides, budget))
-        .collect::<Result<Vec<_>, _>>()?;
+    let hedges: &[Option<HedgeDelay>] = if args.hedge.is_empty() {
+        &[None]
+    } else {
+        &args.hedge
+    };
+    let mut strategies = Vec::new();
+    for name in &args.policy {
+        let s = strategy(name, &args.policy_overrides, budget)?;
+        for delay in hedges {
+            strategies.push(hedged(s, *delay)?);
+        }
+    }
     let plotting = args.plot.is_some();
     let (estimates, total) = estimate(workload, &overrides, &strategies, plotting)?;
     let process = limits::process_bytes();

@@ -1,24 +1,41 @@
-//! Importing a gRPC service config's retry settings (gRFC A6).
+//! Importing a gRPC service config's retry and hedging settings (gRFC A6).
 //!
-//! A gRPC service config carries a `retryPolicy` per method and one `retryThrottling` per
-//! server. [`ServiceConfig`] reads the JSON document (any serde format works) and turns them
-//! into the catalog's terms, applying A6's validation rules:
+//! A gRPC service config carries a `retryPolicy` or a `hedgingPolicy` per method and one
+//! `retryThrottling` per server. [`ServiceConfig`] reads the JSON document (any serde format
+//! works) and turns them into the catalog's terms, applying A6's validation rules:
 //!
-//! | field (proto name) | rule | result |
-//! |---|---|---|
-//! | `maxAttempts` (`max_attempts`) | required, a JSON integer greater than 1; above 5 is treated as 5 | `max_attempts` |
-//! | `initialBackoff` (`initial_backoff`) | required, a proto3 JSON duration (`"0.1s"`) greater than 0 | `base` |
-//! | `maxBackoff` (`max_backoff`) | required, a proto3 JSON duration greater than 0 | `cap` |
-//! | `backoffMultiplier` (`backoff_multiplier`) | required, a JSON number greater than 0 | `factor` |
-//! | `retryableStatusCodes` (`retryable_status_codes`) | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
-//! | `maxTokens` (`max_tokens`) | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
-//! | `tokenRatio` (`token_ratio`) | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
+//! | object | field (proto name) | rule | result |
+//! |---|---|---|---|
+//! | `retryPolicy` | `maxAttempts` (`max_attempts`) | required, a JSON integer greater than 1; above 5 is treated as 5 | `max_attempts` |
+//! | `retryPolicy` | `initialBackoff` (`initial_backoff`) | required, a proto3 JSON duration (`"0.1s"`) greater than 0 | `base` |
+//! | `retryPolicy` | `maxBackoff` (`max_backoff`) | required, a proto3 JSON duration greater than 0 | `cap` |
+//! | `retryPolicy` | `backoffMultiplier` (`backoff_multiplier`) | required, a JSON number greater than 0 | `factor` |
+//! | `retryPolicy` | `retryableStatusCodes` (`retryable_status_codes`) | required, non-empty; codes as integers or case-insensitive names | [`RetryableCodes`] |
+//! | `hedgingPolicy` | `maxAttempts` (`max_attempts`) | required, a JSON integer greater than 1; above 5 is treated as 5 | [`Hedging::max_attempts`] |
+//! | `hedgingPolicy` | `hedgingDelay` (`hedging_delay`) | optional, a proto3 JSON duration, not negative; absent is `"0s"`, every attempt at once | a fixed [`Hedging::delay`] |
+//! | `hedgingPolicy` | `nonFatalStatusCodes` (`non_fatal_status_codes`) | optional, may be empty (absent is empty: every failure is fatal); codes as integers or case-insensitive names, but not `OK` | [`RetryableCodes`] |
+//! | `retryThrottling` | `maxTokens` (`max_tokens`) | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
+//! | `retryThrottling` | `tokenRatio` (`token_ratio`) | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
 //!
-//! The policy is `exponential-proportional-jitter` with jitter 0.2: A6 as revised in 2024
+//! The retry policy is `exponential-proportional-jitter` with jitter 0.2: A6 as revised in 2024
 //! draws each delay from `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff) *
-//! U(0.8, 1.2)` (the [`grpc`](crate::Preset::GRPC) preset). Every error is a
-//! [`GrpcConfigError`] that names the offending field by its JSON path, such as
+//! U(0.8, 1.2)` (the [`grpc`](crate::Preset::GRPC) preset). The hedging policy is a
+//! [`Hedging`] with a fixed delay, and the non-fatal codes beside it: a failure with one of them
+//! sends the next hedge at once, any other ends the call. The limit of 5 attempts is the
+//! client's, and the same for both policies
+//! ([`retry_policies_with_limit`](ServiceConfig::retry_policies_with_limit),
+//! [`hedging_policies_with_limit`](ServiceConfig::hedging_policies_with_limit)); a hedged
+//! call never makes more than [`MAX_HEDGED_ATTEMPTS`]. Every error is a [`GrpcConfigError`]
+//! that names the offending field by its JSON path, such as
 //! `methodConfig[0].retryPolicy.maxAttempts`.
+//!
+//! Where A6 leaves a hedging rule open, or the clients part from it, the import follows A6
+//! and grpc-java (grpc-go does not hedge: its method config has no `hedgingPolicy`, which Go's
+//! `encoding/json` then skips). `nonFatalStatusCodes` is optional and may be empty, as A6,
+//! `service_config.proto` and grpc-java have it (unlike `retryableStatusCodes`); `OK` among
+//! them is refused, as grpc-java refuses it. `hedgingDelay` is optional, as A6 and
+//! `service_config.proto` have it (grpc-java requires it), and a negative one is refused, as
+//! grpc-java refuses it.
 //!
 //! # Spellings
 //!
@@ -33,10 +50,11 @@
 //! - **proto names, exactly**: `method_config`, `retry_policy`, `max_attempts`. No parser
 //!   folds their case, so `MAX_ATTEMPTS` or `Max_Attempts` is an unknown key.
 //! - **An unknown key is an error**, in every object the import reads (the service config, a
-//!   method config, a `name` entry, a `retryPolicy`, `retryThrottling`), naming the key as the
-//!   file spells it: `methodConfig[0].retryPolicy.maxAttemps: unknown key "maxAttemps"; ...`.
-//!   gRPC clients skip keys they do not know, but a misspelt key would silently drop a
-//!   setting (a misspelt `methodConfig` would import no policy at all).
+//!   method config, a `name` entry, a `retryPolicy`, a `hedgingPolicy`, `retryThrottling`),
+//!   naming the key as the file spells it:
+//!   `methodConfig[0].retryPolicy.maxAttemps: unknown key "maxAttemps"; ...`. gRPC clients
+//!   skip keys they do not know, but a misspelt key would silently drop a setting (a misspelt
+//!   `methodConfig` would import no policy at all).
 //! - **Spellings may be mixed**, within a file and within an object.
 //! - **Two spellings of one field** in the same object (`maxAttempts` and `max_attempts`, or
 //!   `maxAttempts` and `MaxAttempts`) are an error naming both, even when one of them is
@@ -58,10 +76,12 @@
 //! | method config | `waitForReady` (`wait_for_ready`), `timeout`, `maxRequestMessageBytes` (`max_request_message_bytes`), `maxResponseMessageBytes` (`max_response_message_bytes`) |
 //! | `retryPolicy` | `perAttemptRecvTimeout` (`per_attempt_recv_timeout`) |
 //!
-//! A method config's `name` entries are read (`service`, `method`), and so is whether it has
-//! a `hedgingPolicy` (`hedging_policy`), whose content is not checked: a method config with a
-//! hedging policy and no retry policy is not retried and is left out; one with both is an
-//! error, as A6 allows one. A `null` value is the same as an absent key.
+//! A method config's `name` entries are read (`service`, `method`), and its `retryPolicy`
+//! (`retry_policy`) or `hedgingPolicy` (`hedging_policy`): one with both is an error, as A6
+//! allows one. [`retry_policies`](ServiceConfig::retry_policies) lists the retried method
+//! configs and [`hedging_policies`](ServiceConfig::hedging_policies) the hedged ones; each
+//! reads every method config, so a file is accepted or refused as a whole, whichever is asked
+//! for. A `null` value is the same as an absent key.
 //!
 //! Durations are proto3 JSON durations as grpc-go reads them: an optional sign, seconds with
 //! up to nine decimals where either the whole or the decimal part may be left out, and `s`:
@@ -120,6 +140,7 @@ use std::time::Duration;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::budget::GrpcThrottle;
+use crate::engine::{Hedging, MAX_HEDGED_ATTEMPTS};
 use crate::error::ConfigError;
 use crate::policy::{AnyConfig, ExponentialProportionalJitter, PolicyConfig};
 
@@ -136,6 +157,11 @@ const MAX_PROTO_SECONDS: u64 = 315_576_000_000;
 /// A method config's retry policy: the methods it names, the catalog configuration, and the
 /// status codes that are retried.
 pub type MethodRetryPolicy = (Vec<MethodName>, AnyConfig, RetryableCodes);
+
+/// A method config's hedging policy: the methods it names, how they are hedged (a fixed
+/// [`HedgeDelay`](crate::engine::HedgeDelay)), and the non-fatal status codes, after which the
+/// next hedge goes at once; every other code is fatal and ends the call.
+pub type MethodHedgingPolicy = (Vec<MethodName>, Hedging, RetryableCodes);
 
 /// A gRPC service config, as far as retries go: its `methodConfig` list and its
 /// `retryThrottling`. See the [module page](self).
@@ -182,6 +208,78 @@ impl ServiceConfig {
         &self,
         limit: u32,
     ) -> Result<Vec<MethodRetryPolicy>, GrpcConfigError> {
+        Ok(self
+            .method_configs(limit)?
+            .into_iter()
+            .filter_map(|policy| match policy {
+                MethodPolicy::Retry(policy) => Some(policy),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Every method config's hedging policy, in order, with A6's default limit of 5 attempts.
+    /// Method configs without a `hedgingPolicy` are left out.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::config::grpc::{ServiceConfig, StatusCode};
+    /// use stagger_core::engine::{HedgeDelay, Hedging};
+    ///
+    /// let config: ServiceConfig = serde_json::from_str(r#"{
+    ///   "methodConfig": [{
+    ///     "name": [{ "service": "search.Index", "method": "Query" }],
+    ///     "hedgingPolicy": {
+    ///       "maxAttempts": 3,
+    ///       "hedgingDelay": "0.02s",
+    ///       "nonFatalStatusCodes": ["UNAVAILABLE", 10]
+    ///     }
+    ///   }]
+    /// }"#)?;
+    ///
+    /// let policies = config.hedging_policies()?;
+    /// let (names, hedging, non_fatal) = &policies[0];
+    /// assert_eq!(names[0].to_string(), "search.Index/Query");
+    /// assert_eq!(*hedging, Hedging::fixed(Duration::from_millis(20), 3));
+    /// assert_eq!(hedging.delay(), HedgeDelay::Fixed(Duration::from_millis(20)));
+    /// assert!(non_fatal.contains(StatusCode::Unavailable));
+    /// assert!(non_fatal.contains(StatusCode::Aborted));
+    /// // A hedged method config is not retried.
+    /// assert!(config.retry_policies()?.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
+    pub fn hedging_policies(&self) -> Result<Vec<MethodHedgingPolicy>, GrpcConfigError> {
+        self.hedging_policies_with_limit(MAX_ATTEMPTS_LIMIT)
+    }
+
+    /// [`hedging_policies`](ServiceConfig::hedging_policies) with a client-side limit on
+    /// `maxAttempts` other than A6's default of 5 (gRPC's channel argument): higher values are
+    /// treated as `limit`, and a `limit` above [`MAX_HEDGED_ATTEMPTS`] as that.
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules.
+    pub fn hedging_policies_with_limit(
+        &self,
+        limit: u32,
+    ) -> Result<Vec<MethodHedgingPolicy>, GrpcConfigError> {
+        Ok(self
+            .method_configs(limit)?
+            .into_iter()
+            .filter_map(|policy| match policy {
+                MethodPolicy::Hedging(policy) => Some(policy),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Every method config, in order, with its policy read: both imports read them all, so
+    /// that a file is accepted or refused as a whole.
+    fn method_configs(&self, limit: u32) -> Result<Vec<MethodPolicy>, GrpcConfigError> {
         let top = Fields::of(&Path::top(), &self.fields, &SERVICE_CONFIG)?;
         let Some((path, list)) = top.get("methodConfig") else {
             return Ok(Vec::new());
@@ -189,13 +287,11 @@ impl ServiceConfig {
         let Json::Array(items) = list else {
             return Err(path.error(format!("must be an array, got {}", list.describe())));
         };
-        let mut out = Vec::new();
-        for (i, item) in items.iter().enumerate() {
-            if let Some(policy) = method_config(&path.index(i), item, limit.max(1))? {
-                out.push(policy);
-            }
-        }
-        Ok(out)
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| method_config(&path.index(i), item, limit.max(1)))
+            .collect()
     }
 
     /// The `retryThrottling` settings, if the service config has them, as the
@@ -212,13 +308,13 @@ impl ServiceConfig {
             .transpose()
     }
 
-    /// Checks every retry policy and the throttling settings.
+    /// Checks every retry policy, every hedging policy and the throttling settings.
     ///
     /// # Errors
     ///
     /// The first [`GrpcConfigError`].
     pub fn validate(&self) -> Result<(), GrpcConfigError> {
-        self.retry_policies()?;
+        self.method_configs(MAX_ATTEMPTS_LIMIT)?;
         self.throttling()?;
         Ok(())
     }
@@ -530,7 +626,7 @@ const SERVICE_CONFIG: Schema = Schema {
     ],
 };
 
-/// `MethodConfig`. `name`, `retryPolicy` and whether there is a `hedgingPolicy` are read.
+/// `MethodConfig`. `name`, `retryPolicy` and `hedgingPolicy` are read.
 const METHOD_CONFIG: Schema = Schema {
     what: "a method config",
     keys: &[
@@ -560,6 +656,16 @@ const RETRY_POLICY: Schema = Schema {
         key("backoffMultiplier", "backoff_multiplier"),
         key("retryableStatusCodes", "retryable_status_codes"),
         key("perAttemptRecvTimeout", "per_attempt_recv_timeout"),
+    ],
+};
+
+/// `MethodConfig.HedgingPolicy`.
+const HEDGING_POLICY: Schema = Schema {
+    what: "a hedgingPolicy",
+    keys: &[
+        key("maxAttempts", "max_attempts"),
+        key("hedgingDelay", "hedging_delay"),
+        key("nonFatalStatusCodes", "non_fatal_status_codes"),
     ],
 };
 
@@ -652,30 +758,36 @@ impl<'a> Fields<'a> {
     }
 }
 
-/// One method config: its names and, if it has a retry policy, that policy.
-fn method_config(
-    path: &Path,
-    json: &Json,
-    limit: u32,
-) -> Result<Option<MethodRetryPolicy>, GrpcConfigError> {
+/// What a method config asks for: retries, hedging, or neither.
+enum MethodPolicy {
+    Neither,
+    Retry(MethodRetryPolicy),
+    Hedging(MethodHedgingPolicy),
+}
+
+/// One method config: its names and its retry or hedging policy, if it has one.
+fn method_config(path: &Path, json: &Json, limit: u32) -> Result<MethodPolicy, GrpcConfigError> {
     let fields = Fields::of(path, json.object(path)?, &METHOD_CONFIG)?;
     let names = match fields.get("name") {
         None => Vec::new(),
         Some((at, list)) => method_names(&at, list)?,
     };
-    let retry = fields.get("retryPolicy");
-    if retry.is_some() && fields.get("hedgingPolicy").is_some() {
-        return Err(path.error(format!(
+    match (fields.get("retryPolicy"), fields.get("hedgingPolicy")) {
+        (Some(_), Some(_)) => Err(path.error(format!(
             "only one of {} or {} may be set",
             fields.spelling("retryPolicy"),
             fields.spelling("hedgingPolicy")
-        )));
+        ))),
+        (Some((at, retry)), None) => {
+            let (config, codes) = retry_policy(&at, retry, limit)?;
+            Ok(MethodPolicy::Retry((names, config, codes)))
+        }
+        (None, Some((at, hedging))) => {
+            let (hedging, codes) = hedging_policy(&at, hedging, limit)?;
+            Ok(MethodPolicy::Hedging((names, hedging, codes)))
+        }
+        (None, None) => Ok(MethodPolicy::Neither),
     }
-    let Some((at, retry)) = retry else {
-        return Ok(None);
-    };
-    let (config, codes) = retry_policy(&at, retry, limit)?;
-    Ok(Some((names, config, codes)))
 }
 
 fn method_names(path: &Path, json: &Json) -> Result<Vec<MethodName>, GrpcConfigError> {
@@ -719,16 +831,7 @@ fn retry_policy(
     let required = |key: &str| fields.required(key);
 
     let (at, value) = required("maxAttempts")?;
-    let max_attempts = match value {
-        Json::Int(n) if *n > 1 => u32::try_from(*n).unwrap_or(u32::MAX).min(limit),
-        Json::Int(n) => return Err(at.error(format!("must be an integer greater than 1, got {n}"))),
-        other => {
-            return Err(at.error(format!(
-                "must be an integer greater than 1, got {}",
-                other.describe()
-            )));
-        }
-    };
+    let max_attempts = max_attempts(&at, value, limit)?;
 
     let (initial_at, value) = required("initialBackoff")?;
     let initial = positive_duration(&initial_at, value)?;
@@ -753,7 +856,16 @@ fn retry_policy(
     }
 
     let (codes_at, value) = required("retryableStatusCodes")?;
-    let codes = status_codes(&codes_at, value)?;
+    let Json::Array(items) = value else {
+        return Err(codes_at.error(format!(
+            "must be a non-empty array of status codes, got {}",
+            value.describe()
+        )));
+    };
+    if items.is_empty() {
+        return Err(codes_at.error("must be a non-empty array of status codes"));
+    }
+    let codes = status_codes(&codes_at, items)?;
 
     // A6's ceiling is min(initialBackoff * multiplier^(n-1), maxBackoff). A maxBackoff below
     // initialBackoff is allowed; with a multiplier of at least 1 every ceiling is then
@@ -791,41 +903,110 @@ fn retry_policy(
     Ok((config, codes))
 }
 
-fn status_codes(path: &Path, json: &Json) -> Result<RetryableCodes, GrpcConfigError> {
-    let Json::Array(items) = json else {
-        return Err(path.error(format!(
-            "must be a non-empty array of status codes, got {}",
-            json.describe()
-        )));
-    };
-    if items.is_empty() {
-        return Err(path.error("must be a non-empty array of status codes"));
+/// A policy's `maxAttempts`: an integer greater than 1, above `limit` treated as `limit`.
+fn max_attempts(at: &Path, value: &Json, limit: u32) -> Result<u32, GrpcConfigError> {
+    match value {
+        Json::Int(n) if *n > 1 => Ok(u32::try_from(*n).unwrap_or(u32::MAX).min(limit)),
+        Json::Int(n) => Err(at.error(format!("must be an integer greater than 1, got {n}"))),
+        other => Err(at.error(format!(
+            "must be an integer greater than 1, got {}",
+            other.describe()
+        ))),
     }
+}
+
+/// A hedging policy: A6's rules, and grpc-java's where A6 leaves a case open.
+fn hedging_policy(
+    path: &Path,
+    json: &Json,
+    limit: u32,
+) -> Result<(Hedging, RetryableCodes), GrpcConfigError> {
+    let fields = Fields::of(path, json.object(path)?, &HEDGING_POLICY)?;
+
+    let (at, value) = fields.required("maxAttempts")?;
+    let max_attempts = max_attempts(&at, value, limit.min(MAX_HEDGED_ATTEMPTS))?;
+
+    // Optional (A6: "Set this to \"0s\", or leave unset, to immediately send all
+    // maxAttempts RPCs"); grpc-java requires it, grpc-go does not hedge.
+    let delay = match fields.get("hedgingDelay") {
+        None => Duration::ZERO,
+        Some((delay_at, value)) => {
+            let Json::String(text) = value else {
+                return Err(delay_at.error(format!(
+                    "must be a proto3 JSON duration such as \"0.5s\", got {}",
+                    value.describe()
+                )));
+            };
+            match parse_proto_duration(text) {
+                Ok((negative, d)) if negative && !d.is_zero() => {
+                    return Err(delay_at.error(format!("must not be negative, got \"{text}\"")));
+                }
+                Ok((_, d)) => d,
+                Err(why) => {
+                    return Err(delay_at.error(format!(
+                        "must be a proto3 JSON duration such as \"0.5s\" ({why}), got \"{text}\""
+                    )));
+                }
+            }
+        }
+    };
+
+    // Optional and possibly empty (A6, and grpc-java: absent is empty), so that every failure
+    // is fatal; `OK`, which is no failure, is refused as grpc-java refuses it.
+    let codes = match fields.get("nonFatalStatusCodes") {
+        None => RetryableCodes::EMPTY,
+        Some((codes_at, Json::Array(items))) => {
+            let mut codes = RetryableCodes::EMPTY;
+            for (i, item) in items.iter().enumerate() {
+                let path = codes_at.index(i);
+                let code = status_code(&path, item)?;
+                if code == StatusCode::Ok {
+                    return Err(path.error("must not be OK, which is a success"));
+                }
+                codes = codes.with(code);
+            }
+            codes
+        }
+        Some((codes_at, other)) => {
+            return Err(codes_at.error(format!(
+                "must be an array of status codes, got {}",
+                other.describe()
+            )));
+        }
+    };
+
+    let hedging = Hedging::fixed(delay, max_attempts);
+    hedging.validate().map_err(|e| at.error(e.to_string()))?;
+    Ok((hedging, codes))
+}
+
+/// The status codes of `items`, each an integer or a name, at `path`.
+fn status_codes(path: &Path, items: &[Json]) -> Result<RetryableCodes, GrpcConfigError> {
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| {
-            let path = path.index(i);
-            match item {
-                Json::Int(n) => i32::try_from(*n)
-                    .ok()
-                    .and_then(StatusCode::from_code)
-                    .ok_or_else(|| {
-                        path.error(format!("must be a status code from 0 to 16, got {n}"))
-                    }),
-                Json::String(name) => name.parse::<StatusCode>().map_err(|_| {
-                    path.error(format!(
-                        "unknown status code \"{name}\"; the codes are {}",
-                        StatusCode::ALL.map(StatusCode::name).join(", ")
-                    ))
-                }),
-                other => Err(path.error(format!(
-                    "must be a status code, as an integer or a name, got {}",
-                    other.describe()
-                ))),
-            }
-        })
+        .map(|(i, item)| status_code(&path.index(i), item))
         .collect()
+}
+
+/// One status code, an integer or a name, at `path`.
+fn status_code(path: &Path, item: &Json) -> Result<StatusCode, GrpcConfigError> {
+    match item {
+        Json::Int(n) => i32::try_from(*n)
+            .ok()
+            .and_then(StatusCode::from_code)
+            .ok_or_else(|| path.error(format!("must be a status code from 0 to 16, got {n}"))),
+        Json::String(name) => name.parse::<StatusCode>().map_err(|_| {
+            path.error(format!(
+                "unknown status code \"{name}\"; the codes are {}",
+                StatusCode::ALL.map(StatusCode::name).join(", ")
+            ))
+        }),
+        other => Err(path.error(format!(
+            "must be a status code, as an integer or a name, got {}",
+            other.describe()
+        ))),
+    }
 }
 
 fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottle, GrpcConfigError> {

@@ -1,12 +1,13 @@
 //! Loading policies, budgets and executor settings from configuration files (TOML, JSON, YAML
-//! or any serde format), and importing a gRPC service config's retry settings.
+//! or any serde format), and importing a gRPC service config's retry and hedging settings.
 //!
 //! - [`PolicySpec`]: a catalog policy or a preset, with overrides. [`AnyConfig`](crate::AnyConfig) reads and
 //!   writes itself in the same shape.
 //! - [`BudgetSpec`]: a retry budget by name, with the overrides that budget has.
-//! - [`RetrySpec`]: a policy, an optional budget and the run's options, for an executor.
-//! - [`grpc::ServiceConfig`]: a gRPC service config's `retryPolicy` and `retryThrottling`
-//!   (gRFC A6), with A6's validation rules.
+//! - [`RetrySpec`]: a policy, an optional budget and the run's options, for an executor,
+//!   and how its calls are hedged, if they are.
+//! - [`grpc::ServiceConfig`]: a gRPC service config's `retryPolicy`, `hedgingPolicy` and
+//!   `retryThrottling` (gRFC A6), with A6's validation rules.
 //!
 //! Names are the catalog's ([`PolicyKind::names`](crate::PolicyKind::names),
 //! [`Preset::names`](crate::Preset::names), [`BudgetKind::names`](crate::budget::BudgetKind::names)).
@@ -14,9 +15,9 @@
 //!
 //! Errors name the offending field. Unknown fields, unknown names and malformed durations are
 //! refused as the file is read, with serde's message (which lists the expected fields or
-//! names). Values out of range are refused by `to_config`, `to_budget` or `to_settings`
-//! with a [`ConfigError`](crate::ConfigError) whose message starts with the field's name
-//! ([`ConfigError::param`](crate::ConfigError::param) gives it alone).
+//! names). Values out of range are refused by `to_config`, `to_budget`, `to_settings` or
+//! `to_hedging` with a [`ConfigError`](crate::ConfigError) whose message starts with the
+//! field's name ([`ConfigError::param`](crate::ConfigError::param) gives it alone).
 //!
 //! # Load the policy from a config file
 //!

@@ -1,7 +1,10 @@
 //! [`RetrySpec`]: an executor's settings as a configuration file describes them.
 
+use std::fmt;
 use std::time::Duration;
 
+use serde::de::{self, Deserializer, IntoDeserializer, Visitor};
+use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
 use super::budget::name_or_table;
@@ -11,7 +14,7 @@ use std::sync::Arc;
 
 use crate::budget::{AnyBudget, Budget, ForDestination, Partitioned, Slot, Spent};
 use crate::clock::Timestamp;
-use crate::engine::{Dispersal, Nested, Settings};
+use crate::engine::{Dispersal, HedgeDelay, Hedging, Nested, Settings};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 use crate::gate::{Gate, Gated};
@@ -33,6 +36,7 @@ use crate::rng::SeededRng;
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
 /// | `server_wait_dispersal` | `"floor"`, `"policy-above"` or `"uniform-asked"` ([`Dispersal`]) | `"uniform-asked"` |
+/// | `hedging` | hedge the calls ([`Hedging`]; [`to_hedging`](RetrySpec::to_hedging)): a table of `max_attempts` (1 to 10, the first attempt included) and `delay`, a duration or a latency percentile (`"p95"`, `"p99.9"`), both required | no hedging |
 /// | `budget_per_destination` | keep one `budget` per destination, for up to this many (1 to 65536; [`Partitioned`]) | one budget for all |
 /// | `gate` | pace the calls to each destination through a [`Gate`] of this many destinations (1 to 65536) | no gate |
 ///
@@ -101,6 +105,10 @@ pub struct RetrySpec {
     pub budget_per_destination: Option<u32>,
     /// A gate per destination, remembering up to this many destinations (default: none).
     pub gate: Option<u32>,
+    /// How the calls are hedged, if they are (default: not hedged). A file's `[hedging]`
+    /// table: `max_attempts` and `delay`, a duration (`"10ms"`) or a latency percentile
+    /// (`"p95"`, `"p99.9"`, with up to two decimals; [`HedgeDelay::Quantile`]).
+    pub hedging: Option<Hedging>,
 }
 
 impl RetrySpec {
@@ -118,6 +126,7 @@ impl RetrySpec {
             server_wait_dispersal: None,
             budget_per_destination: None,
             gate: None,
+            hedging: None,
         }
     }
 
@@ -192,13 +201,73 @@ impl RetrySpec {
         Ok(Budgets { budgets, gate })
     }
 
+    /// How the calls are hedged, if the file says they are (its `[hedging]` table).
+    ///
+    /// The whole spec is checked first, as [`to_settings`](RetrySpec::to_settings) checks it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::config::RetrySpec;
+    /// use stagger_core::engine::{HedgeDelay, Hedging};
+    ///
+    /// let spec: RetrySpec = toml::from_str(r#"
+    ///     preset = "grpc"
+    ///     [hedging]
+    ///     max_attempts = 3
+    ///     delay = "p95"
+    /// "#)?;
+    /// assert_eq!(spec.to_hedging()?, Some(Hedging::quantile(9500, 3)));
+    /// assert_eq!(spec.to_hedging()?.map(|h| h.delay()), Some(HedgeDelay::Quantile(9500)));
+    ///
+    /// let fixed: RetrySpec = toml::from_str(
+    ///     "preset = \"grpc\"\n[hedging]\nmax_attempts = 2\ndelay = \"10ms\"",
+    /// )?;
+    /// assert_eq!(fixed.to_hedging()?, Some(Hedging::fixed(Duration::from_millis(10), 2)));
+    ///
+    /// let many: RetrySpec = toml::from_str(
+    ///     "preset = \"grpc\"\n[hedging]\nmax_attempts = 11\ndelay = \"10ms\"",
+    /// )?;
+    /// assert_eq!(
+    ///     many.to_hedging().unwrap_err().to_string(),
+    ///     "hedging.max_attempts must be from 1 to 10, got 11"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](RetrySpec::validate): a hedging parameter out of
+    /// range is named `hedging.max_attempts` or `hedging.delay`.
+    pub fn to_hedging(&self) -> Result<Option<Hedging>, ConfigError> {
+        self.validate()?;
+        Ok(self.hedging)
+    }
+
+    /// Refuses a `hedging` table, for a driver that retries and cannot hedge (the tower layer
+    /// and the reqwest middleware, which run the retrying executor): a file that asks for
+    /// hedging is not run as if it retried.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Unusable`] naming `hedging`.
+    pub fn refuse_hedging(&self) -> Result<(), ConfigError> {
+        match self.hedging {
+            Some(_) => Err(ConfigError::Unusable {
+                param: "hedging",
+                reason: "this integration retries and does not hedge: hedge an operation with \
+                         the async executor's Retry::hedge",
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The deadline the run gets: `timeout`, or else the preset's own deadline.
     #[must_use]
     pub fn effective_timeout(&self) -> Option<Duration> {
         self.timeout.or_else(|| self.policy.deadline())
     }
 
-    /// Checks the policy and the budget.
+    /// Checks the policy, the budget and the run's options, hedging included.
     ///
     /// # Errors
     ///
@@ -220,6 +289,9 @@ impl RetrySpec {
                 value: 0.0,
                 allowed: "more than zero (an attempt with no time cannot be made)",
             });
+        }
+        if let Some(hedging) = self.hedging {
+            hedging.validate().map_err(hedging_param)?;
         }
         if self.budget_per_destination.is_some() && self.budget.is_none() {
             return Err(ConfigError::Unusable {
@@ -329,7 +401,9 @@ struct RetrySpecRepr {
     budget_per_destination: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     gate: Option<u32>,
-    // Last, so that TOML writes it as a table after the plain values.
+    // The tables last, so that TOML writes them after the plain values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    hedging: Option<HedgingRepr>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -362,6 +436,7 @@ impl TryFrom<RetrySpecRepr> for RetrySpec {
             server_wait_dispersal: repr.server_wait_dispersal,
             budget_per_destination: repr.budget_per_destination,
             gate: repr.gate,
+            hedging: repr.hedging.map(Hedging::from),
         })
     }
 }
@@ -385,8 +460,192 @@ impl From<RetrySpec> for RetrySpecRepr {
             server_wait_dispersal: spec.server_wait_dispersal,
             budget_per_destination: spec.budget_per_destination,
             gate: spec.gate,
+            hedging: spec.hedging.map(HedgingRepr::from),
             budget: spec.budget,
         }
+    }
+}
+
+/// [`Hedging::validate`]'s error, naming the parameter as a file spells it.
+fn hedging_param(e: ConfigError) -> ConfigError {
+    match e {
+        ConfigError::OutOfRange {
+            param,
+            value,
+            allowed,
+        } => ConfigError::OutOfRange {
+            param: match param {
+                "hedge_max_attempts" => "hedging.max_attempts",
+                "hedge_quantile" => "hedging.delay",
+                other => other,
+            },
+            value,
+            allowed,
+        },
+        other => other,
+    }
+}
+
+/// A `[hedging]` table as a file writes it. Both fields are required.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+#[serde(try_from = "HedgingFields")]
+struct HedgingRepr {
+    max_attempts: u32,
+    #[serde(serialize_with = "serialize_delay")]
+    delay: HedgeDelay,
+}
+
+/// A `[hedging]` table as read, before its required fields are checked (so that a missing one
+/// is named with the table).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HedgingFields {
+    #[serde(default)]
+    max_attempts: Option<u32>,
+    #[serde(default, deserialize_with = "deserialize_delay")]
+    delay: Option<HedgeDelay>,
+}
+
+impl TryFrom<HedgingFields> for HedgingRepr {
+    type Error = String;
+
+    fn try_from(fields: HedgingFields) -> Result<Self, String> {
+        let missing = |field: &str, what: &str| format!("hedging.{field} is required: {what}");
+        Ok(Self {
+            max_attempts: fields.max_attempts.ok_or_else(|| {
+                missing(
+                    "max_attempts",
+                    "the attempts in all, the first included, from 1 to 10",
+                )
+            })?,
+            delay: fields.delay.ok_or_else(|| {
+                missing(
+                    "delay",
+                    "a duration such as \"10ms\", or a latency percentile such as \"p95\"",
+                )
+            })?,
+        })
+    }
+}
+
+impl From<HedgingRepr> for Hedging {
+    fn from(repr: HedgingRepr) -> Self {
+        match repr.delay {
+            HedgeDelay::Fixed(delay) => Self::fixed(delay, repr.max_attempts),
+            HedgeDelay::Quantile(q) => Self::quantile(q, repr.max_attempts),
+        }
+    }
+}
+
+impl From<Hedging> for HedgingRepr {
+    fn from(hedging: Hedging) -> Self {
+        Self {
+            max_attempts: hedging.max_attempts(),
+            delay: hedging.delay(),
+        }
+    }
+}
+
+/// What errors call the hedge delay.
+const DELAY: &str = "hedging.delay";
+
+/// Writes a hedge delay as a file reads it: a duration as [`wire::format`]'s text, a quantile
+/// as a percentile (`"p95"`, `"p99.9"`, `"p99.99"`).
+fn serialize_delay<S: Serializer>(delay: &HedgeDelay, s: S) -> Result<S::Ok, S::Error> {
+    match delay {
+        HedgeDelay::Fixed(d) => s.serialize_str(&wire::format(*d)),
+        HedgeDelay::Quantile(q) => s.serialize_str(&format_percentile(*q)),
+    }
+}
+
+/// Reads a hedge delay; `None` for an explicit null.
+fn deserialize_delay<'de, D: Deserializer<'de>>(d: D) -> Result<Option<HedgeDelay>, D::Error> {
+    Option::<Delay>::deserialize(d).map(|delay| delay.map(|Delay(delay)| delay))
+}
+
+/// A hedge delay as a file writes it.
+struct Delay(HedgeDelay);
+
+impl<'de> Deserialize<'de> for Delay {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DelayVisitor).map(Delay)
+    }
+}
+
+/// `per_ten_thousand` as a percentile: `"p95"`, `"p99.9"`, `"p99.99"`.
+fn format_percentile(per_ten_thousand: u16) -> String {
+    let (whole, hundredths) = (per_ten_thousand / 100, per_ten_thousand % 100);
+    match (hundredths / 10, hundredths % 10) {
+        (0, 0) => format!("p{whole}"),
+        (tenths, 0) => format!("p{whole}.{tenths}"),
+        _ => format!("p{whole}.{hundredths:02}"),
+    }
+}
+
+/// Reads a percentile after its `p`: a whole number, and up to two decimals (`"95"`,
+/// `"99.9"`, `"99.99"`), in hundredths of a percent. Whether it is above 0 and below 100 is
+/// [`Hedging::validate`]'s to say; `None` if it is not such a number, or too large to hold.
+fn parse_percentile(number: &str) -> Option<u16> {
+    let (whole, decimals) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let decimals_ok = if number.contains('.') {
+        (1..=2).contains(&decimals.len())
+    } else {
+        true
+    };
+    if whole.is_empty() || !digits(whole) || !digits(decimals) || !decimals_ok {
+        return None;
+    }
+    let whole: u32 = whole.parse().ok()?;
+    let hundredths: u32 = format!("{decimals:0<2}").parse().ok()?;
+    u16::try_from(whole.checked_mul(100)?.checked_add(hundredths)?).ok()
+}
+
+/// A hedge delay: a duration as [`wire`] reads one (text or milliseconds), or a percentile.
+struct DelayVisitor;
+
+impl<'de> Visitor<'de> for DelayVisitor {
+    type Value = HedgeDelay;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{DELAY}: a duration such as \"10ms\" or a number of milliseconds, or a latency \
+             percentile such as \"p95\" or \"p99.9\""
+        )
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<HedgeDelay, E> {
+        if let Some(number) = text.trim().strip_prefix('p') {
+            return match parse_percentile(number) {
+                Some(q) => Ok(HedgeDelay::Quantile(q)),
+                None => Err(E::custom(format!(
+                    "{DELAY}: a latency percentile is `p` and a number from 0 to 100 with up \
+                     to two decimals, such as \"p95\" or \"p99.9\" (got \"{text}\")"
+                ))),
+            };
+        }
+        fixed(text.into_deserializer())
+    }
+
+    fn visit_u64<E: de::Error>(self, ms: u64) -> Result<HedgeDelay, E> {
+        fixed(ms.into_deserializer())
+    }
+
+    fn visit_i64<E: de::Error>(self, ms: i64) -> Result<HedgeDelay, E> {
+        fixed(ms.into_deserializer())
+    }
+
+    fn visit_f64<E: de::Error>(self, ms: f64) -> Result<HedgeDelay, E> {
+        fixed(ms.into_deserializer())
+    }
+}
+
+/// A fixed hedge delay, read by [`wire`] as every other duration of the file is.
+fn fixed<'de, D: Deserializer<'de>>(d: D) -> Result<HedgeDelay, D::Error> {
+    match wire::deserialize(d, DELAY)? {
+        Some(delay) => Ok(HedgeDelay::Fixed(delay)),
+        None => Err(de::Error::custom(format!("{DELAY}: a delay is required"))),
     }
 }
 

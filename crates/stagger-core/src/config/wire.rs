@@ -4,37 +4,16 @@
 //! `"1.5s"`, `"1h30m"`) or from a number of milliseconds (`100`, `0.5`). It is written as
 //! compact text that reads back exactly, to the nanosecond: `"100ms"`, `"1s500ms"`, `"1h30m"`.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::time::Duration;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::ser::Serializer;
 
-/// `d` as compact text that [`crate::duration::parse`] reads back exactly: every non-zero
-/// unit from hours down to nanoseconds, largest first (`"1h30m"`, `"1s500ms"`, `"0s"`).
+/// `d` as compact text that [`crate::duration::parse`] reads back exactly
+/// ([`crate::duration::compact`]).
 pub(crate) fn format(d: Duration) -> String {
-    const UNITS: [(u128, &str); 6] = [
-        (3_600_000_000_000, "h"),
-        (60_000_000_000, "m"),
-        (1_000_000_000, "s"),
-        (1_000_000, "ms"),
-        (1_000, "us"),
-        (1, "ns"),
-    ];
-    if d.is_zero() {
-        return "0s".to_owned();
-    }
-    let mut rest = d.as_nanos();
-    let mut out = String::new();
-    for (unit, name) in UNITS {
-        let count = rest / unit;
-        rest %= unit;
-        if count > 0 {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "{count}{name}");
-        }
-    }
-    out
+    crate::duration::compact(d)
 }
 
 /// Serializes a present duration as [`format`]'s text. Fields using it skip `None`.

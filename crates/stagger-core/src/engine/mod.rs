@@ -61,11 +61,16 @@
 //! # Ok::<(), stagger_core::ConfigError>(())
 //! ```
 
+mod hedge;
 mod outcome;
 mod run;
 mod settings;
 
 pub use crate::budget::{Budget, Spent, Unlimited};
+pub use hedge::{
+    Answer, HEDGE_REASON, Hedge, HedgeDelay, Hedged, Hedger, Hedging, MAX_HEDGED_ATTEMPTS,
+    ParseHedgeDelayError,
+};
 pub use outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};
 pub use run::{Ready, Run};
 pub use settings::{DEFAULT_MAX_SERVER_WAIT, Dispersal, Nested, Settings};

@@ -426,17 +426,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     /// [`Stopped`] with the reason to give up, checked in the order of [`end`](Run::end).
     #[inline(always)]
     pub fn failed(&mut self, now: Timestamp, failure: Failure) -> Result<PlannedRetry, Stopped> {
-        self.budget.on_failure(now, &failure);
-        if self.budget.paces()
-            && let Some(asked) = failure.retry_after()
-        {
-            // A pacing budget learns of every server wait, whether or not the run retries, at
-            // most as long as the run honours: a hostile server cannot shut a destination for
-            // longer.
-            self.budget
-                .server_wait(now, asked.min(self.max_server_wait));
-        }
-        self.last_failure = Some(failure);
+        self.heard(now, failure);
         if self.deadline.is_some_and(|d| now >= d) {
             return Err(self.stop(now, StopReason::Deadline));
         }
@@ -487,6 +477,61 @@ impl<P: Policy, B: Budget> Run<P, B> {
             elapsed: now.saturating_duration_since(self.started),
             remaining,
         })
+    }
+}
+
+impl<P, B: Budget> Run<P, B> {
+    /// Tells the budget of a failed attempt at `now`, and keeps the failure as the last.
+    #[inline(always)]
+    pub(super) fn heard(&mut self, now: Timestamp, failure: Failure) {
+        self.budget.on_failure(now, &failure);
+        if self.budget.paces()
+            && let Some(asked) = failure.retry_after()
+        {
+            // A pacing budget learns of every server wait, whether or not the run retries, at
+            // most as long as the run honours: a hostile server cannot shut a destination for
+            // longer.
+            self.budget
+                .server_wait(now, asked.min(self.max_server_wait));
+        }
+        self.last_failure = Some(failure);
+    }
+
+    /// A hedge was granted at the cost of `spent`: the receipt the budget gets on success.
+    pub(super) fn charged(&mut self, spent: Spent) {
+        self.last_spent = Some(spent);
+    }
+
+    /// No attempt before `at`, as a server asked (the later of it and an earlier such wait).
+    pub(super) fn not_before(&mut self, at: Timestamp) {
+        self.not_before = Some(self.not_before.map_or(at, |t| t.max(at)));
+    }
+
+    /// The run's budget.
+    pub(super) fn budget(&self) -> &B {
+        &self.budget
+    }
+
+    /// The most attempts allowed ([`limit_attempts`](Run::limit_attempts)).
+    pub(super) fn attempt_limit(&self) -> u32 {
+        self.max_attempts
+    }
+}
+
+impl<P, B> Run<P, B> {
+    /// Whether the operation may be repeated: declared so, or left to the operation (then it
+    /// is assumed).
+    #[inline]
+    #[must_use]
+    pub fn is_idempotent(&self) -> bool {
+        self.idempotent
+    }
+
+    /// The longest server-directed wait the run honours.
+    #[inline]
+    #[must_use]
+    pub fn max_server_wait(&self) -> Duration {
+        self.max_server_wait
     }
 }
 

@@ -3,7 +3,9 @@
 use std::rc::Rc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Attempt, Ready, Run, Settings};
+use std::time::Duration;
+
+use stagger_core::engine::{Answer, Attempt, Hedge, Hedged, Hedging, Ready, Run, Settings};
 use stagger_core::{Failure, SeededRng, Timestamp};
 
 use crate::error::SimError;
@@ -148,6 +150,90 @@ impl Call {
                     Next::Done
                 }
             },
+        }
+    }
+}
+
+/// A request that hedges: its engine run, which sends attempts beside those in flight
+/// ([`Hedged`]), and when it started.
+pub(crate) struct HedgedCall {
+    hedged: Hedged<RunningPolicy, Rc<dyn Budget>>,
+    started: Nanos,
+}
+
+/// What a hedged request does next: [`HedgedCall::next`].
+pub(crate) enum Step {
+    /// Send this attempt now (recorded): its number, and the time it has.
+    Send(u32, Option<Duration>),
+    /// Ask again at this time, or when an attempt answers.
+    WakeAt(Nanos),
+    /// Ask again when an attempt answers.
+    Idle,
+    /// The request is over (a give-up, recorded): what is in flight is cancelled.
+    Done,
+}
+
+impl HedgedCall {
+    /// A request of `strategy` hedging by `hedging` from `now`, with its client's budget;
+    /// `measured` is the hedge delay its client measured, for a delay at a quantile.
+    pub(crate) fn start(
+        strategy: &Strategy,
+        hedging: Hedging,
+        measured: Option<Duration>,
+        rng: SeededRng,
+        budget: Rc<dyn Budget>,
+        options: Settings,
+        now: Nanos,
+    ) -> Result<Self, SimError> {
+        hedging.validate()?;
+        let policy = strategy.policy.running(rng)?;
+        let run = Run::with_budget(policy, budget, options, at(now));
+        Ok(Self {
+            hedged: Hedged::new(run, hedging, measured),
+            started: now,
+        })
+    }
+
+    /// What to do at `now`.
+    pub(crate) fn next(&mut self, now: Nanos, metrics: &mut Metrics) -> Step {
+        match self.hedged.next(at(now)) {
+            Hedge::Send(attempt) => {
+                metrics.attempt(now, attempt.number);
+                Step::Send(attempt.number, attempt.remaining)
+            }
+            Hedge::Wait(rest) => Step::WakeAt(now.saturating_add(nanos(rest))),
+            Hedge::Idle => Step::Idle,
+            Hedge::Stop(stopped) => {
+                metrics.gave_up(stopped.reason);
+                Step::Done
+            }
+        }
+    }
+
+    /// Whether attempt `number` is in flight.
+    pub(crate) fn is_in_flight(&self, number: u32) -> bool {
+        self.hedged.is_in_flight(number)
+    }
+
+    /// Attempt `number` answered at `now` with `result`: whether the request is over (a
+    /// success or a give-up, recorded).
+    pub(crate) fn answered(
+        &mut self,
+        number: u32,
+        now: Nanos,
+        result: Result<(), Failure>,
+        metrics: &mut Metrics,
+    ) -> bool {
+        match self.hedged.answered(number, at(now), result) {
+            Answer::Won(_) => {
+                metrics.success(now - self.started);
+                true
+            }
+            Answer::Lost => false,
+            Answer::Stop(stopped) => {
+                metrics.gave_up(stopped.reason);
+                true
+            }
         }
     }
 }

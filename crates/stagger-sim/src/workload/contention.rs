@@ -85,7 +85,7 @@ use stagger_core::engine::Settings;
 use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, Rng, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
+use super::{Overrides, Workload, WorkloadKind, check_events, check_window, refuse_hedging};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, grown};
@@ -174,6 +174,7 @@ pub fn published_strategies() -> Vec<(&'static str, Strategy)> {
                     cap: Duration::from_secs(2),
                 },
                 budget: None,
+                hedging: None,
             },
         ),
         (
@@ -477,6 +478,7 @@ impl Workload for Contention {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         let clients = self.clients as usize;
         let mut world = SeededRng::new(seed);

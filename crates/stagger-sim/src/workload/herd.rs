@@ -23,7 +23,9 @@ use stagger_core::engine::Settings;
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_clients, check_events, check_window};
+use super::{
+    Overrides, Workload, WorkloadKind, check_clients, check_events, check_window, refuse_hedging,
+};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, count};
@@ -113,6 +115,7 @@ impl Workload for Herd {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         let mut metrics = self.simulate(strategy, seed, max_events)?;
         Ok(metrics.row(
             strategy.policy.name(),

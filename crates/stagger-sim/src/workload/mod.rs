@@ -209,6 +209,22 @@ pub trait Workload: Default {
     }
 }
 
+/// Refuses a strategy that hedges ([`Strategy::hedging`]) for a workload that does not model
+/// hedging, rather than running it as if it retried.
+///
+/// # Errors
+///
+/// [`SimError::NotApplicable`] naming `hedge`.
+pub(crate) fn refuse_hedging<W: Workload>(strategy: &Strategy) -> Result<(), SimError> {
+    match strategy.hedging {
+        Some(_) => Err(SimError::NotApplicable {
+            param: "hedge",
+            workload: W::KIND.name(),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// Refuses, with [`SimError::EventLimit`], a run that has processed more than `max` events.
 #[inline]
 pub(crate) fn check_events(events: u64, max: u64) -> Result<(), SimError> {

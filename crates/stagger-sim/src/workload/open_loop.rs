@@ -37,7 +37,7 @@ use super::call::{Call, Next};
 use super::slots::Slots;
 use super::{
     Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
-    check_failure_rate, check_window,
+    check_failure_rate, check_window, refuse_hedging,
 };
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
@@ -240,6 +240,7 @@ impl Workload for OpenLoop {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let end = nanos(self.duration);

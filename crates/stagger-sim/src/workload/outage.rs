@@ -25,7 +25,7 @@ use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next};
 use super::slots::Slots;
-use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
+use super::{Overrides, Workload, WorkloadKind, check_events, check_window, refuse_hedging};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
@@ -181,6 +181,7 @@ impl Workload for Outage {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let mut arrivals = world.fork();

@@ -45,7 +45,7 @@ use super::call::{Call, Next};
 use super::slots::Slots;
 use super::{
     Overrides, Workload, WorkloadKind, check_duration, check_events, check_failure_rate,
-    check_window,
+    check_window, refuse_hedging,
 };
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
@@ -359,6 +359,7 @@ impl Workload for Partition {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let mut arrivals = world.fork();

@@ -34,7 +34,7 @@ use super::call::{Call, Next};
 use super::open_loop::{result, send};
 use super::{
     Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
-    check_failure_rate, check_window,
+    check_failure_rate, check_window, refuse_hedging,
 };
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -253,6 +253,7 @@ impl Workload for Serial {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         let mut world = SeededRng::new(seed);
         let n = self.clients as usize;

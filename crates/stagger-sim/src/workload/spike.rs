@@ -83,11 +83,12 @@ use std::time::Duration;
 
 use serde::Serialize;
 use stagger_core::budget::Budget;
-use stagger_core::engine::Settings;
+use stagger_core::engine::{HedgeDelay, Settings};
 use stagger_core::policy::{ExponentialFullJitter, Immediate};
+use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
-use super::call::{Call, Next};
+use super::call::{Call, HedgedCall, Next, Step};
 use super::slots::Slots;
 use super::{Overrides, Workload, WorkloadKind, check_events, check_window};
 use crate::dist::{Delay, exponential};
@@ -591,6 +592,8 @@ enum Event {
     Answer(u32, u64),
     /// Attempt `id`'s timeout fires.
     Timeout(u32, u64),
+    /// The hedged request in this slot asked to be woken now.
+    Wake(u32),
 }
 
 /// A request in progress.
@@ -600,12 +603,37 @@ struct Live {
     pending: Option<u64>,
 }
 
-/// The request in `slot`, if attempt `id` is the one it awaits. Slots are reused once a
-/// request is over, so that memory follows the requests in progress rather than all requests;
-/// attempt ids are unique over the run, so a late event for a reused slot is recognised and
-/// ignored.
-fn awaiting(slots: &mut Slots<Live>, slot: u32, id: u64) -> Option<&mut Live> {
-    slots.get(slot).filter(|live| live.pending == Some(id))
+/// A hedged request in progress.
+struct HedgedLive {
+    call: HedgedCall,
+    /// The attempts awaiting an answer or a timeout: their ids, numbers and when each was
+    /// sent.
+    flying: Vec<(u64, u32, Nanos)>,
+    /// When it asked to be woken, if it did.
+    wake: Option<Nanos>,
+}
+
+/// A request in progress, retried or hedged.
+enum Request {
+    Retried(Live),
+    Hedged(HedgedLive),
+}
+
+impl Request {
+    /// Whether the request awaits attempt `id`.
+    fn awaits(&self, id: u64) -> bool {
+        match self {
+            Self::Retried(live) => live.pending == Some(id),
+            Self::Hedged(h) => h.flying.iter().any(|f| f.0 == id),
+        }
+    }
+}
+
+/// The request in `slot`, if it awaits attempt `id`. Slots are reused once a request is
+/// over, so that memory follows the requests in progress rather than all requests; attempt
+/// ids are unique over the run, so a late event for a reused slot is recognised and ignored.
+fn awaiting(slots: &mut Slots<Request>, slot: u32, id: u64) -> Option<&mut Request> {
+    slots.get(slot).filter(|r| r.awaits(id))
 }
 
 /// Per-second counters.
@@ -675,7 +703,7 @@ fn estimate(shape: &Shape, strategy: &Strategy) -> Estimate {
     let per = ns(server.per_in_flight);
     let finished = if per > 0.0 { horizon / per } else { attempts };
     let unfinished = (attempts - finished).max(live);
-    let bytes = Slots::<Live>::bytes(live, room_for(live) as f64)
+    let bytes = Slots::<Request>::bytes(live, room_for(live) as f64)
         // Each live request awaits a timeout and an answer.
         + 2.0 * live * EventQueue::<Event>::bytes_per_pending()
         + unfinished * EventQueue::<Event>::bytes_per_parked()
@@ -714,13 +742,32 @@ fn simulate(
 
     let mut metrics = Metrics::new(nanos(shape.window));
     let mut series = Series::new(seconds);
-    let mut slots: Slots<Live> = Slots::with_capacity(room_for(live(shape, &Plan::new(strategy))));
+    let mut slots: Slots<Request> =
+        Slots::with_capacity(room_for(live(shape, &Plan::new(strategy))));
     let mut queue = EventQueue::new();
     let mut in_flight: u64 = 0;
     let mut next_id: u64 = 0;
     let mut tail_successes: u64 = 0;
     let mut arriving = true;
     let mut next_sample: usize = 0;
+    // The fleet's attempt latencies, for a hedge delay at a quantile.
+    let sketch = LatencySketch::new();
+    // What a hedged request's steps need of the run, borrowed afresh at each use.
+    macro_rules! ctx {
+        () => {
+            Ctx {
+                slots: &mut slots,
+                queue: &mut queue,
+                metrics: &mut metrics,
+                series: &mut series,
+                net: &mut net,
+                next_id: &mut next_id,
+                sketch: &sketch,
+                server,
+                timeout,
+            }
+        };
+    }
 
     queue.push(
         exponential(&mut arrivals, mean_gap) as Nanos,
@@ -744,21 +791,61 @@ fn simulate(
                 }
                 let t = now as f64 / SECOND as f64;
                 if arrivals.next_f64() * peak < shape.load.at(t) {
-                    let call =
-                        Call::start(strategy, world.fork(), budget.clone(), Settings::new(), now)?;
                     metrics.first_try();
                     Series::bump(&mut series.arrivals, now);
-                    let slot = slots.insert(Live {
-                        call,
-                        pending: None,
-                    });
-                    queue.push(now, Event::Send(slot));
+                    if let Some(hedging) = strategy.hedging {
+                        let measured = match hedging.delay() {
+                            HedgeDelay::Quantile(q) => sketch.quantile(q),
+                            _ => None,
+                        };
+                        let call = HedgedCall::start(
+                            strategy,
+                            hedging,
+                            measured,
+                            world.fork(),
+                            budget.clone(),
+                            Settings::new(),
+                            now,
+                        )?;
+                        let slot = slots.insert(Request::Hedged(HedgedLive {
+                            call,
+                            flying: Vec::new(),
+                            wake: None,
+                        }));
+                        queue.push(now, Event::Wake(slot));
+                        if let Some(Request::Hedged(h)) = slots.get(slot) {
+                            h.wake = Some(now);
+                        }
+                    } else {
+                        let call = Call::start(
+                            strategy,
+                            world.fork(),
+                            budget.clone(),
+                            Settings::new(),
+                            now,
+                        )?;
+                        let slot = slots.insert(Request::Retried(Live {
+                            call,
+                            pending: None,
+                        }));
+                        queue.push(now, Event::Send(slot));
+                    }
                 }
                 let gap = exponential(&mut arrivals, mean_gap) as Nanos;
                 queue.push(now.saturating_add(gap), Event::Arrival);
             }
+            Event::Wake(slot) => {
+                let Some(Request::Hedged(h)) = slots.get(slot) else {
+                    continue;
+                };
+                if h.wake != Some(now) {
+                    continue;
+                }
+                h.wake = None;
+                hedge_step(&mut ctx!(), slot, now)?;
+            }
             Event::Send(slot) => {
-                let Some(live) = slots.get(slot) else {
+                let Some(Request::Retried(live)) = slots.get(slot) else {
                     continue;
                 };
                 if live.call.begin(now, &mut metrics).is_some() {
@@ -797,14 +884,19 @@ fn simulate(
                 }
             }
             Event::Answer(slot, id) => {
-                let Some(live) = awaiting(&mut slots, slot, id) else {
-                    continue;
-                };
-                live.pending = None;
                 let before = metrics.successes;
-                // With no deadline, a success is always a success.
-                let _ = live.call.end(now, Ok(()), &mut metrics);
-                slots.remove(slot);
+                match awaiting(&mut slots, slot, id) {
+                    None => continue,
+                    Some(Request::Retried(live)) => {
+                        live.pending = None;
+                        // With no deadline, a success is always a success.
+                        let _ = live.call.end(now, Ok(()), &mut metrics);
+                        slots.remove(slot);
+                    }
+                    Some(Request::Hedged(_)) => {
+                        hedge_answer(&mut ctx!(), slot, id, now, Ok(()))?;
+                    }
+                }
                 if metrics.successes > before && now < end {
                     Series::bump(&mut series.goodput, now);
                     if now >= tail_start {
@@ -812,16 +904,19 @@ fn simulate(
                     }
                 }
             }
-            Event::Timeout(slot, id) => {
-                let Some(live) = awaiting(&mut slots, slot, id) else {
-                    continue;
-                };
-                live.pending = None;
-                match live.call.end(now, Err(Failure::Timeout), &mut metrics) {
-                    Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
-                    Next::Done => slots.remove(slot),
+            Event::Timeout(slot, id) => match awaiting(&mut slots, slot, id) {
+                None => {}
+                Some(Request::Retried(live)) => {
+                    live.pending = None;
+                    match live.call.end(now, Err(Failure::Timeout), &mut metrics) {
+                        Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
+                        Next::Done => slots.remove(slot),
+                    }
                 }
-            }
+                Some(Request::Hedged(_)) => {
+                    hedge_answer(&mut ctx!(), slot, id, now, Err(Failure::Timeout))?;
+                }
+            },
         }
     }
     let unfinished = slots.live() as u64;
@@ -838,10 +933,7 @@ fn simulate(
         .collect();
     let duration = shape.duration.as_secs_f64();
     let tail = TAIL.as_secs_f64().min(duration);
-    let mut row = metrics.row(
-        strategy.policy.name(),
-        strategy.budget.map(|b| b.to_string()),
-    );
+    let mut row = metrics.row(strategy.name(), strategy.budget.map(|b| b.to_string()));
     // Divided by the mean offered rate over the same final window (for the ramp, not its end
     // rate, which would read a healthy system as 0.9).
     let offered_tail = shape.load.between(duration - tail, duration) / tail;
@@ -862,6 +954,98 @@ fn simulate(
         attempts: series.attempts,
         in_flight: series.in_flight,
     })
+}
+
+/// What a hedged request's steps need of the run.
+struct Ctx<'a> {
+    slots: &'a mut Slots<Request>,
+    queue: &'a mut EventQueue<Event>,
+    metrics: &'a mut Metrics,
+    series: &'a mut Series,
+    net: &'a mut SeededRng,
+    next_id: &'a mut u64,
+    sketch: &'a LatencySketch,
+    server: Server,
+    timeout: Nanos,
+}
+
+/// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts it
+/// sends (each with the client's own timeout), sets the wake-up it asks for, or ends it.
+fn hedge_step(c: &mut Ctx<'_>, slot: u32, now: Nanos) -> Result<(), SimError> {
+    loop {
+        let Some(Request::Hedged(h)) = c.slots.get(slot) else {
+            return Ok(());
+        };
+        match h.call.next(now, c.metrics) {
+            Step::Send(number, _) => {
+                if c.metrics.attempts > MAX_ATTEMPTS {
+                    return Err(SimError::TooLarge {
+                        what: "attempts",
+                        limit: MAX_ATTEMPTS.to_string(),
+                    });
+                }
+                let id = *c.next_id;
+                *c.next_id += 1;
+                h.flying.push((id, number, now));
+                Series::bump(&mut c.series.attempts, now);
+                c.queue.push(
+                    now.saturating_add(c.server.network.sample(c.net)),
+                    Event::Reach(slot, id),
+                );
+                c.queue
+                    .push(now.saturating_add(c.timeout), Event::Timeout(slot, id));
+            }
+            Step::WakeAt(at) => {
+                if h.wake.is_none_or(|w| at < w) {
+                    h.wake = Some(at);
+                    c.queue.push(at, Event::Wake(slot));
+                }
+                return Ok(());
+            }
+            Step::Idle => return Ok(()),
+            Step::Done => {
+                finish_hedged(c, slot, now);
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// Attempt `id` of the hedged request in `slot` answered at `now` with `result` (its answer,
+/// or its timeout).
+fn hedge_answer(
+    c: &mut Ctx<'_>,
+    slot: u32,
+    id: u64,
+    now: Nanos,
+    result: Result<(), Failure>,
+) -> Result<(), SimError> {
+    let Some(Request::Hedged(h)) = c.slots.get(slot) else {
+        return Ok(());
+    };
+    let Some(i) = h.flying.iter().position(|f| f.0 == id) else {
+        return Ok(());
+    };
+    let (_, number, sent) = h.flying.swap_remove(i);
+    c.sketch.record(Duration::from_nanos(now - sent));
+    if h.call.answered(number, now, result, c.metrics) {
+        finish_hedged(c, slot, now);
+        Ok(())
+    } else {
+        hedge_step(c, slot, now)
+    }
+}
+
+/// The hedged request in `slot` is over at `now`: its attempts still awaited are abandoned
+/// (the server works on, as for any attempt that timed out), each measured for as long as it
+/// ran.
+fn finish_hedged(c: &mut Ctx<'_>, slot: u32, now: Nanos) {
+    if let Some(Request::Hedged(h)) = c.slots.get(slot) {
+        for &(_, _, sent) in &h.flying {
+            c.sketch.record(Duration::from_nanos(now - sent));
+        }
+    }
+    c.slots.remove(slot);
 }
 
 /// Whole seconds in `duration`: a partial last second does not count towards a recovery.

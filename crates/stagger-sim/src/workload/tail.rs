@@ -61,10 +61,11 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use stagger_core::Failure;
-use stagger_core::engine::Settings;
+use stagger_core::engine::{HedgeDelay, Settings};
+use stagger_core::sketch::LatencySketch;
 use stagger_core::{Rng, SeededRng};
 
-use super::call::{Call, Next};
+use super::call::{Call, HedgedCall, Next, Step};
 use super::slots::Slots;
 use super::{Overrides, Workload, WorkloadKind, check_duration, check_events, check_window};
 use crate::dist::{Delay, exponential};
@@ -193,10 +194,42 @@ impl Tail {
     }
 }
 
-/// A request in the table: its engine run and the attempt it waits for, if any.
-struct Request {
-    call: Call,
-    attempt: Option<u64>,
+/// A request in the table: its engine run and the attempts it waits for.
+enum Request {
+    /// A request that retries: one attempt at a time.
+    Retried {
+        call: Call,
+        /// The attempt it waits for, if any.
+        attempt: Option<u64>,
+    },
+    /// A request that hedges: several attempts in flight.
+    Hedged {
+        call: HedgedCall,
+        /// The attempts in flight: their ids, numbers and when each was sent.
+        live: Vec<Live>,
+        /// The replicas its attempts went to, in order.
+        used: Vec<u32>,
+        /// When it asked to be woken, if it did.
+        wake: Option<Nanos>,
+    },
+}
+
+/// An attempt of a hedged request in flight.
+#[derive(Clone, Copy)]
+struct Live {
+    id: u64,
+    number: u32,
+    sent: Nanos,
+}
+
+impl Request {
+    /// Whether the request still waits for attempt `id`.
+    fn waits_for(&self, id: u64) -> bool {
+        match self {
+            Self::Retried { attempt, .. } => *attempt == Some(id),
+            Self::Hedged { live, .. } => live.iter().any(|l| l.id == id),
+        }
+    }
 }
 
 /// An attempt in a replica's queue: its request's slot, its number and its work.
@@ -277,6 +310,8 @@ enum Event {
     },
     /// The time of an attempt of the request in `slot` is up.
     Cut { slot: u32, attempt: u64 },
+    /// The hedged request in `slot` asked to be woken now.
+    Wake(u32),
 }
 
 /// The state of a run.
@@ -289,30 +324,104 @@ struct World<'a> {
     routing: SeededRng,
     service: SeededRng,
     next_attempt: u64,
+    /// The latencies of the fleet's attempts, for a hedge delay at a quantile.
+    sketch: LatencySketch,
 }
 
 impl World<'_> {
     /// Sends the next attempt of the request in `slot` at `now`, if the engine lets it, to a
     /// replica picked at random; otherwise the request is over.
     fn send(&mut self, slot: u32, now: Nanos) {
-        let Some(request) = self.table.get(slot) else {
+        let Some(Request::Retried { call, attempt }) = self.table.get(slot) else {
             return;
         };
-        let Some(remaining) = request.call.begin_timed(now, &mut self.metrics) else {
+        let Some(remaining) = call.begin_timed(now, &mut self.metrics) else {
             self.table.remove(slot);
             return;
         };
-        let attempt = self.next_attempt;
+        let id = self.next_attempt;
         self.next_attempt += 1;
-        request.attempt = Some(attempt);
+        *attempt = Some(id);
+        self.dispatch(slot, id, remaining, now);
+    }
+
+    /// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts
+    /// it sends, sets the wake-up it asks for, or ends it.
+    fn step(&mut self, slot: u32, now: Nanos) {
+        loop {
+            let Some(Request::Hedged {
+                call,
+                live,
+                used,
+                wake,
+            }) = self.table.get(slot)
+            else {
+                return;
+            };
+            match call.next(now, &mut self.metrics) {
+                Step::Send(number, remaining) => {
+                    let id = self.next_attempt;
+                    self.next_attempt += 1;
+                    let r = distinct(&mut self.routing, self.replicas.len(), used);
+                    used.push(r as u32);
+                    used.sort_unstable();
+                    live.push(Live {
+                        id,
+                        number,
+                        sent: now,
+                    });
+                    self.dispatch_to(slot, id, remaining, now, r);
+                }
+                Step::WakeAt(at) => {
+                    if wake.is_none_or(|w| at < w) {
+                        *wake = Some(at);
+                        self.queue.push(at, Event::Wake(slot));
+                    }
+                    return;
+                }
+                Step::Idle => return,
+                Step::Done => return self.finish_hedged(slot, now),
+            }
+        }
+    }
+
+    /// The hedged request in `slot` is over at `now`: the attempts still in flight are
+    /// cancelled, each measured for as long as it ran (a lower bound of its latency, and one
+    /// past the hedge delay: what a quantile needs of it).
+    fn finish_hedged(&mut self, slot: u32, now: Nanos) {
+        if let Some(Request::Hedged { live, .. }) = self.table.get(slot) {
+            for l in live.iter() {
+                self.sketch.record(Duration::from_nanos(now - l.sent));
+            }
+        }
+        self.table.remove(slot);
+    }
+
+    /// Attempt `id` of the request in `slot` goes out at `now`, with `remaining` to live, to a
+    /// replica picked at random.
+    fn dispatch(&mut self, slot: u32, id: u64, remaining: Option<Duration>, now: Nanos) {
+        let n = self.replicas.len();
+        let r = ((self.routing.next_f64() * n as f64) as usize).min(n - 1);
+        self.dispatch_to(slot, id, remaining, now, r);
+    }
+
+    /// Attempt `id` of the request in `slot` goes out at `now`, with `remaining` to live, to
+    /// replica `r`.
+    fn dispatch_to(
+        &mut self,
+        slot: u32,
+        id: u64,
+        remaining: Option<Duration>,
+        now: Nanos,
+        r: usize,
+    ) {
+        let attempt = id;
         if let Some(remaining) = remaining {
             self.queue.push(
                 now.saturating_add(nanos(remaining)),
                 Event::Cut { slot, attempt },
             );
         }
-        let n = self.replicas.len();
-        let r = ((self.routing.next_f64() * n as f64) as usize).min(n - 1);
         let work = self.tail.service.sample(&mut self.service);
         let waiting = Waiting {
             slot,
@@ -350,7 +459,7 @@ impl World<'_> {
             let live = self
                 .table
                 .get(w.slot)
-                .is_some_and(|q| q.attempt == Some(w.attempt));
+                .is_some_and(|q| q.waits_for(w.attempt));
             if live {
                 self.start(r, w, now);
                 break;
@@ -360,19 +469,59 @@ impl World<'_> {
 
     /// The attempt `attempt` of the request in `slot` ended at `now` with `result`, if the
     /// request still waits for it.
-    fn end(&mut self, slot: u32, attempt: u64, now: Nanos, result: Result<(), Failure>) {
-        let Some(request) = self.table.get(slot) else {
-            return;
-        };
-        if request.attempt != Some(attempt) {
-            return;
-        }
-        request.attempt = None;
-        match request.call.end(now, result, &mut self.metrics) {
-            Next::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
-            Next::Done => self.table.remove(slot),
+    fn end(&mut self, slot: u32, id: u64, now: Nanos, result: Result<(), Failure>) {
+        match self.table.get(slot) {
+            Some(Request::Retried { call, attempt }) if *attempt == Some(id) => {
+                *attempt = None;
+                match call.end(now, result, &mut self.metrics) {
+                    Next::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
+                    Next::Done => self.table.remove(slot),
+                }
+            }
+            Some(Request::Hedged { call, live, .. }) => {
+                let Some(i) = live.iter().position(|l| l.id == id) else {
+                    return;
+                };
+                let l = live.swap_remove(i);
+                self.sketch.record(Duration::from_nanos(now - l.sent));
+                debug_assert!(call.is_in_flight(l.number));
+                if call.answered(l.number, now, result, &mut self.metrics) {
+                    self.finish_hedged(slot, now);
+                } else {
+                    self.step(slot, now);
+                }
+            }
+            _ => {}
         }
     }
+
+    /// The wake-up the hedged request in `slot` asked for at `now`, if it still stands.
+    fn wake(&mut self, slot: u32, now: Nanos) {
+        if let Some(Request::Hedged { wake, .. }) = self.table.get(slot)
+            && *wake == Some(now)
+        {
+            *wake = None;
+            self.step(slot, now);
+        }
+    }
+}
+
+/// A replica picked at random among the `n` that `used` (sorted) does not hold, as a load
+/// balancer that sends each hedge to a replica the request has not tried (gRFC A6 asks for
+/// distinct backends where possible); any of the `n` once every one has been tried.
+fn distinct(rng: &mut SeededRng, n: usize, used: &[u32]) -> usize {
+    let free = n.saturating_sub(used.len());
+    if free == 0 {
+        return ((rng.next_f64() * n as f64) as usize).min(n - 1);
+    }
+    let mut r = ((rng.next_f64() * free as f64) as usize).min(free - 1);
+    // The `r`-th replica not in `used`.
+    for &u in used {
+        if (u as usize) <= r {
+            r += 1;
+        }
+    }
+    r
 }
 
 impl Tail {
@@ -540,6 +689,7 @@ impl Workload for Tail {
             routing,
             service,
             next_attempt: 0,
+            sketch: LatencySketch::new(),
         };
         let settings = self.settings();
         let first = exponential(&mut arrivals, mean_gap) as Nanos;
@@ -563,15 +713,39 @@ impl Workload for Tail {
                         w.queue.push(next, Event::Arrival);
                     }
                     w.metrics.first_try();
-                    let call =
-                        Call::start(strategy, policies.fork(), budget.clone(), settings, now)?;
-                    let slot = w.table.insert(Request {
-                        call,
-                        attempt: None,
-                    });
-                    w.send(slot, now);
+                    let rng = policies.fork();
+                    if let Some(hedging) = strategy.hedging {
+                        let measured = match hedging.delay() {
+                            HedgeDelay::Quantile(q) => w.sketch.quantile(q),
+                            _ => None,
+                        };
+                        let call = HedgedCall::start(
+                            strategy,
+                            hedging,
+                            measured,
+                            rng,
+                            budget.clone(),
+                            settings,
+                            now,
+                        )?;
+                        let slot = w.table.insert(Request::Hedged {
+                            call,
+                            live: Vec::new(),
+                            used: Vec::new(),
+                            wake: None,
+                        });
+                        w.step(slot, now);
+                    } else {
+                        let call = Call::start(strategy, rng, budget.clone(), settings, now)?;
+                        let slot = w.table.insert(Request::Retried {
+                            call,
+                            attempt: None,
+                        });
+                        w.send(slot, now);
+                    }
                 }
                 Event::Send(slot) => w.send(slot, now),
+                Event::Wake(slot) => w.wake(slot, now),
                 Event::Done {
                     replica,
                     slot,
@@ -586,10 +760,9 @@ impl Workload for Tail {
         w.metrics.events = events;
         let p999 = (!w.metrics.latency_us.is_empty())
             .then(|| w.metrics.latency_us.value_at_quantile(0.999) as f64 / 1_000.0);
-        let mut row = w.metrics.row(
-            strategy.policy.name(),
-            strategy.budget.map(|b| b.to_string()),
-        );
+        let mut row = w
+            .metrics
+            .row(strategy.name(), strategy.budget.map(|b| b.to_string()));
         row.p999_ms = Some(p999);
         Ok(row)
     }

@@ -43,7 +43,9 @@ use stagger_core::gate::{Gate, Gated};
 use stagger_core::{Failure, SeededRng};
 
 use super::call::{Call, Next, Pace};
-use super::{Overrides, Workload, WorkloadKind, check_clients, check_events, check_window};
+use super::{
+    Overrides, Workload, WorkloadKind, check_clients, check_events, check_window, refuse_hedging,
+};
 use crate::dist::exponential;
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, count};
@@ -548,6 +550,7 @@ impl Workload for Throttle {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        refuse_hedging::<Self>(strategy)?;
         let (mut metrics, counts) = self.simulate(strategy, seed, max_events)?;
         let requests = metrics.first_tries;
         let mut row = metrics.row(

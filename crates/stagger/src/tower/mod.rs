@@ -233,6 +233,7 @@ impl RetryLayer<AnyConfig, SpecHooks> {
     ///
     /// The first [`ConfigError`] of the file, naming the field.
     pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        spec.refuse_hedging()?;
         let settings = spec.to_settings()?;
         let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
         Ok(RetryLayer::new(spec.to_config()?)?

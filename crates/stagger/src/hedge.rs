@@ -1,0 +1,511 @@
+//! Hedged requests on the async executor: [`Retry::hedge`].
+//!
+//! The engine's [`Hedger`] decides when each attempt goes out and what an answer means; this
+//! driver keeps the attempts in flight, polls them side by side, cancels (drops) the losers
+//! and an attempt that outlives its own timeout, and wakes for the next hedge, the next expiry
+//! or the deadline, whichever comes first. Starting the run, classifying what an attempt
+//! returned, the hooks, the trace and the outcome are the retrying driver's own
+//! ([`Driver`]).
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+use stagger_core::engine::{Answer, Hedge, HedgeDelay, Hedger, Hedging, StopReason};
+use stagger_core::sketch::LatencySketch;
+use stagger_core::{ConfigError, Failure, IntoPolicy, Timestamp};
+
+use crate::classify::{Classifier, ClassifyOk};
+use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
+use crate::hooks::HooksFor;
+use crate::nesting;
+use crate::operation::AsyncOperation;
+use crate::retry::Retry;
+use crate::retry_error::{Last, Outcome};
+use crate::sleep::Sleeper;
+use crate::trace;
+use stagger_core::Clock;
+
+impl<O, P, H> Retry<O, P, H> {
+    /// Hedges instead of retrying: sends the first attempt at once and another each time
+    /// `hedging`'s delay passes without an answer, up to its `max_attempts` in all, and takes
+    /// the first success, cancelling the rest (gRPC's `hedgingPolicy`; see [`Hedging`] for the
+    /// rules). The policy's delays are not used.
+    ///
+    /// Everything else holds as for a retried run: the one deadline bounds every attempt, an
+    /// attempt timeout cancels an attempt that outlives it (a timeout, after which the next
+    /// hedge goes at once), every hedge is a retry the budget may refuse, and an operation
+    /// that is not idempotent is never in flight twice. A delay at a latency quantile needs
+    /// the latencies measured across runs: give them with [`Hedged::latencies`].
+    ///
+    /// ```
+    /// # #[cfg(feature = "tokio")]
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use std::time::Duration;
+    /// use stagger::engine::Hedging;
+    /// use stagger::policy::NoRetry;
+    ///
+    /// let value = stagger::retry(NoRetry::new(), |attempt| async move {
+    ///     // The first attempt hangs; the hedge sent 5 ms later answers, and the first is
+    ///     // cancelled.
+    ///     if attempt.number == 1 {
+    ///         std::future::pending::<()>().await;
+    ///     }
+    ///     Ok::<_, std::io::Error>(attempt.number)
+    /// })
+    /// .hedge(Hedging::fixed(Duration::from_millis(5), 2))
+    /// .await
+    /// .unwrap();
+    /// assert_eq!(value, 2);
+    /// # }
+    /// # #[cfg(not(feature = "tokio"))]
+    /// # fn main() {}
+    /// ```
+    pub fn hedge(self, hedging: Hedging) -> Hedged<O, P, H> {
+        Hedged {
+            retry: self,
+            hedging,
+            latencies: None,
+        }
+    }
+}
+
+/// A [`Retry`] that hedges ([`Retry::hedge`]): await it for the operation's result, or call
+/// [`outcome`](Hedged::outcome) for the summary too.
+#[must_use = "a hedged run does nothing unless awaited"]
+pub struct Hedged<O, P, H> {
+    retry: Retry<O, P, H>,
+    hedging: Hedging,
+    latencies: Option<Arc<LatencySketch>>,
+}
+
+impl<O, P, H> Hedged<O, P, H> {
+    /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
+    /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
+    /// attempt cancelled because another won is measured for as long as it ran, a lower bound
+    /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
+    /// of it.
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        self.latencies = Some(latencies);
+        self
+    }
+}
+
+impl<O, P, H> Hedged<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    /// Runs the hedged attempts and yields the [`Outcome`]: the result and the run's summary.
+    pub fn outcome(self) -> HedgeFuture<O, P, H> {
+        HedgeFuture {
+            start: Some(self),
+            run: None,
+            span: trace::RunSpan::new(),
+            timer: None,
+        }
+    }
+}
+
+impl<O, P, H> IntoFuture for Hedged<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = ResultOf<O, H>;
+    type IntoFuture = HedgeResultFuture<O, P, H>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        HedgeResultFuture {
+            inner: self.outcome(),
+        }
+    }
+}
+
+pin_project! {
+    /// The future of `.await` on a [`Hedged`]: the operation's result.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct HedgeResultFuture<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HooksFor<O>,
+        H::Sleeper: Sleeper,
+    {
+        #[pin]
+        inner: HedgeFuture<O, P, H>,
+    }
+}
+
+impl<O, P, H> Future for HedgeResultFuture<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = ResultOf<O, H>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().inner.poll(cx).map(|outcome| outcome.result)
+    }
+}
+
+/// An attempt in flight.
+struct Flying<F> {
+    number: u32,
+    attempt: Pin<Box<F>>,
+    sent: Timestamp,
+    /// When its own time is up (its timeout, or the deadline).
+    expires: Option<Timestamp>,
+}
+
+/// A started hedged run.
+struct Running<O: AsyncOperation, Pol, H: HooksFor<O>> {
+    driver: Driver<O, Pol, H>,
+    hedger: Hedger,
+    latencies: Option<Arc<LatencySketch>>,
+    flying: Vec<Flying<O::Attempt>>,
+    /// What the last attempt to fail left, for the error if none succeeds.
+    last: Last<O::Error, Kept<O, H::Ok>>,
+    /// Whether the operation is ready for its first attempt.
+    prepared: bool,
+    /// When the timer is armed for.
+    timer_at: Option<Timestamp>,
+    /// When the engine last asked to be asked again.
+    wait_until: Option<Timestamp>,
+}
+
+pin_project! {
+    /// The future of a [`Hedged`]'s [`outcome`](Hedged::outcome).
+    #[must_use = "futures do nothing unless polled"]
+    pub struct HedgeFuture<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HooksFor<O>,
+        H::Sleeper: Sleeper,
+    {
+        start: Option<Hedged<O, P, H>>,
+        run: Option<Running<O, P::Policy, H>>,
+        span: trace::RunSpan,
+        // Wakes the run for the next hedge, the next attempt's expiry or the deadline.
+        #[pin]
+        timer: Option<<H::Sleeper as Sleeper>::Sleep>,
+    }
+}
+
+/// What a poll of the attempts in flight found.
+enum Polled<T> {
+    /// The run is over.
+    Done(T),
+    /// Nothing decisive.
+    Going,
+}
+
+impl<O, P, H> Future for HedgeFuture<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
+{
+    type Output = OutcomeOf<O, H>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let _span = this.span.enter();
+        if let Some(hedged) = this.start.take() {
+            match start(hedged) {
+                Ok(run) => *this.run = Some(run),
+                Err(outcome) => return Poll::Ready(outcome),
+            }
+        }
+        let Some(run) = this.run.as_mut() else {
+            panic!("HedgeFuture polled after it completed");
+        };
+        let mut early_fires = 0u32;
+        loop {
+            if let Polled::Done(outcome) = run.step(cx) {
+                *this.run = None;
+                return Poll::Ready(outcome);
+            }
+            // Nothing decisive: wait for an attempt, or for the time the run next acts at.
+            let Some(at) = run.wake_at() else {
+                return Poll::Pending;
+            };
+            if run.timer_at != Some(at) {
+                let now = run.driver.clock.now();
+                this.timer.set(Some(
+                    run.driver.sleeper.sleep(at.saturating_duration_since(now)),
+                ));
+                run.timer_at = Some(at);
+            }
+            let Some(timer) = this.timer.as_mut().as_pin_mut() else {
+                return Poll::Pending;
+            };
+            if timer.poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            run.timer_at = None;
+            this.timer.set(None);
+            if run.driver.clock.now() < at {
+                // A timer that fired early: arm it again, and yield rather than spin if it
+                // keeps doing so.
+                early_fires += 1;
+                if early_fires > 3 {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+            }
+        }
+    }
+}
+
+/// Starts the run of `hedged`: the driver's start, then the hedging checked.
+fn start<O, P, H>(hedged: Hedged<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HooksFor<O>,
+{
+    let Hedged {
+        retry,
+        hedging,
+        latencies,
+    } = hedged;
+    let mut driver = Driver::start(retry)?;
+    let invalid = match (hedging.validate(), hedging.delay(), &latencies) {
+        (Err(error), ..) => Some(error),
+        (Ok(()), HedgeDelay::Quantile(_), None) => Some(ConfigError::Unusable {
+            param: "hedge_quantile",
+            reason: "a delay at a latency quantile needs the latencies measured across runs \
+                     (Hedged::latencies)",
+        }),
+        _ => None,
+    };
+    if let Some(error) = invalid {
+        let now = driver.clock.now();
+        let stopped = driver.run.stop(now, StopReason::InvalidConfig);
+        return Err(give_up(
+            &mut driver.notify,
+            stopped,
+            Last::Invalid(Box::new(error)),
+        ));
+    }
+    let measured = match (hedging.delay(), &latencies) {
+        (HedgeDelay::Quantile(q), Some(sketch)) => sketch.quantile(q),
+        _ => None,
+    };
+    let hedger = Hedger::new(&driver.run, hedging, measured);
+    Ok(Running {
+        driver,
+        hedger,
+        latencies,
+        flying: Vec::new(),
+        last: Last::Nothing,
+        prepared: false,
+        timer_at: None,
+        wait_until: None,
+    })
+}
+
+impl<O, Pol, H> Running<O, Pol, H>
+where
+    O: AsyncOperation,
+    Pol: stagger_core::Policy,
+    H: HooksFor<O>,
+{
+    /// Polls what is in flight and sends what is due, until nothing more happens at once.
+    fn step(&mut self, cx: &mut Context<'_>) -> Polled<OutcomeOf<O, H>> {
+        if !self.prepared {
+            let retries_possible = !self.driver.run.is_nested();
+            match self.driver.op.poll_prepare(cx, retries_possible) {
+                Poll::Ready(max) => {
+                    self.driver.run.limit_attempts(max);
+                    self.prepared = true;
+                }
+                Poll::Pending => {
+                    let now = self.driver.clock.now();
+                    if self.driver.run.deadline().is_some_and(|d| now >= d) {
+                        return Polled::Done(self.driver.deadline_before_the_first_attempt(now));
+                    }
+                    return Polled::Going;
+                }
+            }
+        }
+        loop {
+            if let Polled::Done(outcome) = self.poll_flying(cx) {
+                return Polled::Done(outcome);
+            }
+            let now = self.driver.clock.now();
+            if self.hedger.sends_at(&self.driver.run, now) {
+                match self.driver.op.poll_ready(cx) {
+                    Poll::Ready(Ok(())) => {}
+                    Poll::Ready(Err(error)) => {
+                        if self.flying.is_empty() {
+                            let stopped = self.hedger.abandon(
+                                &mut self.driver.run,
+                                now,
+                                StopReason::NotRetryable,
+                            );
+                            return Polled::Done(give_up(
+                                &mut self.driver.notify,
+                                stopped,
+                                Last::Error(error),
+                            ));
+                        }
+                        // No more hedges; those in flight go on.
+                        self.last = Last::Error(error);
+                        self.hedger.stop_sending(StopReason::NotRetryable);
+                        continue;
+                    }
+                    // The service wakes the task when it is ready.
+                    Poll::Pending => return Polled::Going,
+                }
+            }
+            match self.hedger.next(&mut self.driver.run, now) {
+                Hedge::Send(attempt) => {
+                    let expires = attempt.remaining.map(|r| now.saturating_add(r));
+                    let number = attempt.number;
+                    let future = {
+                        let _inside = nesting::enter();
+                        self.driver.op.attempt(attempt)
+                    };
+                    self.flying.push(Flying {
+                        number,
+                        attempt: Box::pin(future),
+                        sent: now,
+                        expires,
+                    });
+                    // Polled at once, so that it can wake the task.
+                }
+                Hedge::Wait(rest) => {
+                    // Ready, but not sending: hold nothing while waiting.
+                    self.wait_until = Some(now.saturating_add(rest));
+                    self.driver.op.unready();
+                    return Polled::Going;
+                }
+                Hedge::Idle => {
+                    self.wait_until = None;
+                    self.driver.op.unready();
+                    return Polled::Going;
+                }
+                Hedge::Stop(stopped) => {
+                    self.cancel_all(now);
+                    let last = std::mem::replace(&mut self.last, Last::Nothing);
+                    return Polled::Done(give_up(&mut self.driver.notify, stopped, last));
+                }
+            }
+        }
+    }
+
+    /// Polls every attempt in flight, and cuts those whose time is up.
+    fn poll_flying(&mut self, cx: &mut Context<'_>) -> Polled<OutcomeOf<O, H>> {
+        let mut i = 0;
+        while i < self.flying.len() {
+            let polled = {
+                let _inside = nesting::enter();
+                self.flying[i].attempt.as_mut().poll(cx)
+            };
+            let now = self.driver.clock.now();
+            let result = match polled {
+                Poll::Ready(result) => Some(result),
+                Poll::Pending if self.flying[i].expires.is_some_and(|at| now >= at) => None,
+                Poll::Pending => {
+                    i += 1;
+                    continue;
+                }
+            };
+            // Answered, or cut at its own time (dropped here, which cancels it).
+            let flying = self.flying.swap_remove(i);
+            self.measure(flying.sent, now);
+            let number = flying.number;
+            drop(flying);
+            let answered = match result {
+                None => Err(Failure::Timeout),
+                Some(Ok(value)) => match self.driver.ok.classify_ok(&value) {
+                    None => {
+                        match self
+                            .hedger
+                            .answered(&mut self.driver.run, number, now, Ok(()))
+                        {
+                            Answer::Won(summary) => {
+                                self.cancel_all(now);
+                                trace::succeeded(&summary);
+                                return Polled::Done(Outcome {
+                                    result: Ok(value),
+                                    summary,
+                                });
+                            }
+                            // It came too late: the caller's time is spent, and the value
+                            // with it.
+                            Answer::Stop(stopped) => {
+                                self.cancel_all(now);
+                                let last = std::mem::replace(&mut self.last, Last::Nothing);
+                                return Polled::Done(give_up(
+                                    &mut self.driver.notify,
+                                    stopped,
+                                    last,
+                                ));
+                            }
+                            Answer::Lost => continue,
+                        }
+                    }
+                    Some(failure) => {
+                        self.last = H::Ok::keep(value).map_or(Last::Nothing, Last::Value);
+                        Err(failure)
+                    }
+                },
+                Some(Err(error)) => {
+                    let failure = self.driver.classifier.classify(&error);
+                    self.last = Last::Error(error);
+                    Err(failure)
+                }
+            };
+            match self
+                .hedger
+                .answered(&mut self.driver.run, number, now, answered)
+            {
+                Answer::Lost => {}
+                Answer::Won(_) => unreachable!("a failure never wins"),
+                Answer::Stop(stopped) => {
+                    self.cancel_all(now);
+                    let last = std::mem::replace(&mut self.last, Last::Nothing);
+                    return Polled::Done(give_up(&mut self.driver.notify, stopped, last));
+                }
+            }
+        }
+        Polled::Going
+    }
+
+    /// The next time the run acts without an attempt answering: the next hedge, an attempt's
+    /// expiry, or the deadline.
+    fn wake_at(&self) -> Option<Timestamp> {
+        let expiry = self.flying.iter().filter_map(|f| f.expires).min();
+        [self.wait_until, expiry, self.driver.run.deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Cancels every attempt still in flight at `now`, measuring each for as long as it ran.
+    fn cancel_all(&mut self, now: Timestamp) {
+        for flying in std::mem::take(&mut self.flying) {
+            self.measure(flying.sent, now);
+        }
+    }
+
+    fn measure(&self, sent: Timestamp, now: Timestamp) {
+        if let Some(sketch) = &self.latencies {
+            sketch.record(now.saturating_duration_since(sent));
+        }
+    }
+}
