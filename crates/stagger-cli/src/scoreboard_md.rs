@@ -228,6 +228,7 @@ pub(crate) fn document(board: &Scoreboard) -> String {
             ]
         }),
     ));
+    s.push_str(&spike_hedging_text(&board.spike));
     let _ = writeln!(s, "\n## `ramp`: 40 rising to 80 requests/s\n");
     s.push_str(&table(
         &["Strategy", "Tail goodput / offered", "Attempts"],
@@ -238,6 +239,7 @@ pub(crate) fn document(board: &Scoreboard) -> String {
             ]
         }),
     ));
+    s.push_str(&ramp_hedging_text(&board.ramp));
     let _ = writeln!(
         s,
         "\n## `throttle`: a 429 storm, 20 requests against 5 requests/s\n\n{}",
@@ -251,6 +253,11 @@ pub(crate) fn document(board: &Scoreboard) -> String {
         partition_intro(board.seed)
     );
     s.push_str(&partition_table(&board.partition));
+    let _ = writeln!(
+        s,
+        "\n## `tail`: hedged requests against replicas that pause\n\n{}",
+        tail_section(board)
+    );
     s
 }
 
@@ -575,4 +582,568 @@ pub(crate) fn policy_figures(
         num(o.load),
         o.recovery_load.unwrap_or(0),
     )
+}
+
+/// A quantile in hundredths of a percent as words: `9500` is "95th percentile".
+fn percentile_words(q: u16) -> String {
+    let whole = q / 100;
+    let suffix = match (whole % 10, whole % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    if q.is_multiple_of(100) {
+        format!("{whole}{suffix} percentile")
+    } else {
+        let text = stagger_core::engine::HedgeDelay::Quantile(q).to_string();
+        format!("{}th percentile", text.trim_start_matches('p'))
+    }
+}
+
+/// A milliseconds figure with one decimal, or `-`.
+fn ms1(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
+}
+
+/// A service-time distribution as the workload pages write it.
+fn delay_text(d: stagger_sim::dist::Delay) -> String {
+    use stagger_core::duration::human;
+    use stagger_sim::dist::Delay;
+    let d_ns = |n: u64| human(std::time::Duration::from_nanos(n));
+    match d {
+        Delay::Exponential { mean } => format!("Exp(mean {})", d_ns(mean)),
+        Delay::Constant { nanos } => d_ns(nanos),
+        Delay::AbsNormal { mean, sd } => format!("|Normal({}, {})|", d_ns(mean), d_ns(sd)),
+    }
+}
+
+/// The last seed of a run of `count` seeds from `seed` on.
+fn last_seed(seed: u64, count: u64) -> u64 {
+    seed + count.saturating_sub(1)
+}
+
+/// What the tail rows are, and the commands behind them: every figure of the model and the
+/// strategies is read from their definitions, the fixed delay from its runs.
+fn tail_intro(seed: u64, delay: Option<&stagger_sim::scoreboard::TailDelay>) -> String {
+    use stagger_core::duration::human;
+    use stagger_sim::scoreboard::{
+        TAIL_ATTEMPT_TIMEOUT, TAIL_ATTEMPTS, TAIL_DELAY_DURATION, TAIL_DELAY_SHARE, TAIL_QUANTILE,
+        TAIL_SEEDS,
+    };
+    use stagger_sim::workload::tail::Tail;
+    let model = Tail::default();
+    let paused =
+        model.pause.as_secs_f64() / (model.pause.as_secs_f64() + model.pause_every.as_secs_f64());
+    // The delay's share as a quantile, in hundredths of a percent.
+    let share_quantile = (TAIL_DELAY_SHARE * 10_000.0).round() as u16;
+    let fixed = delay.map_or_else(
+        || "The fixed delay was not measured.".to_owned(),
+        |d| {
+            let below = d.share_below.map_or_else(String::new, |b| {
+                format!(", {} within {} ms", pct(b), d.delay_ms - 1)
+            });
+            format!(
+                "The fixed delay, {} ms, is the {} of the same pool without \
+                 pauses: the smallest whole millisecond within which at least {} of its \
+                 requests answered ({}{below}; world seed {seed}, over {}: `stagger simulate \
+                 --workload tail --policy no-retry --pause 0s --duration {} --attempt-timeout \
+                 {}ms --seed {seed}`, whose success rate is the share answered in time).",
+                d.delay_ms,
+                percentile_words(share_quantile),
+                pct(TAIL_DELAY_SHARE),
+                pct(d.share_within),
+                human(TAIL_DELAY_DURATION),
+                flag_duration(TAIL_DELAY_DURATION),
+                d.delay_ms,
+            )
+        },
+    );
+    let fixed_flag = delay.map_or_else(String::new, |d| format!(",{}ms", d.delay_ms));
+    let quantile = stagger_core::engine::HedgeDelay::Quantile(TAIL_QUANTILE);
+    format!(
+        "A pool of {} replicas, each serving {} requests at once ({} each) and queueing the \
+         rest; each replica runs for Exp(mean {}) between pauses of {}, so it is paused {} of \
+         the time, and what it holds waits. Requests arrive at random at {} of the pool's \
+         capacity ({:.0} a second) for {}, each with a {} deadline; every attempt goes to a \
+         replica picked at random, and a hedge to one the request has not tried. Every \
+         strategy is `immediate` with {TAIL_ATTEMPTS} attempts in all. Hedged, the second \
+         attempt goes out when the first has gone unanswered for the delay: the {} of the \
+         fleet's attempt latencies as a `LatencySketch` measures them, or a fixed delay; the first answer wins and the other attempt is cancelled. With an \
+         attempt timeout, an attempt still unanswered after {} is cut and retried at once. \
+         {fixed} Latencies are of the requests that succeeded, from the first attempt to the \
+         answer; load is attempts per request. Means over world seeds {seed} to {}, and the \
+         p99.9 of each (`stagger simulate --workload tail --policy immediate --max-attempts \
+         {TAIL_ATTEMPTS} --hedge none,{quantile}{fixed_flag} --seed N`; with `--pause 0s` for the \
+         first row, `--hedge none --attempt-timeout {}` for the last).\n",
+        model.replicas,
+        model.concurrency,
+        delay_text(model.service),
+        human(model.pause_every),
+        human(model.pause),
+        pct(paused),
+        pct(model.load),
+        model.requests_per_second(),
+        human(model.duration),
+        human(model.timeout),
+        percentile_words(TAIL_QUANTILE),
+        human(TAIL_ATTEMPT_TIMEOUT),
+        last_seed(seed, TAIL_SEEDS),
+        flag_duration(TAIL_ATTEMPT_TIMEOUT),
+    )
+}
+
+/// The tail rows as a table.
+fn tail_table(points: &[stagger_sim::scoreboard::TailPoint]) -> String {
+    use stagger_sim::scoreboard::p999;
+    table(
+        &[
+            "Strategy",
+            "p50 (ms)",
+            "p99 (ms)",
+            "p99.9 (ms)",
+            "p99.9 per seed (ms)",
+            "Load",
+            "Success",
+        ],
+        points
+            .iter()
+            .map(|p| {
+                vec![
+                    format!("`{}`", p.label),
+                    ms1(p.mean(|r| r.p50_ms)),
+                    ms1(p.mean(|r| r.p99_ms)),
+                    ms1(p.p999()),
+                    p.runs
+                        .iter()
+                        .map(|r| ms1(p999(r)))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    p.load().map_or_else(|| "-".to_owned(), num),
+                    p.mean(|r| Some(r.success_rate))
+                        .map_or_else(|| "-".to_owned(), |s| format!("{:.2}%", 100.0 * s)),
+                ]
+            })
+            .collect(),
+    )
+}
+
+/// Whether `to` is above, below or about `from`, as a verb.
+fn trend(from: f64, to: f64) -> &'static str {
+    if to > from * 1.02 {
+        "rises"
+    } else if to < from * 0.98 {
+        "falls"
+    } else {
+        "stays about the same"
+    }
+}
+
+/// The tail load sweep: a heading, what it shows, the table, and what it says, read from its
+/// points.
+fn tail_sweep(points: &[stagger_sim::scoreboard::TailPoint], seed: u64) -> String {
+    use stagger_sim::scoreboard::{TAIL_SWEEP_SEEDS, tail_labels};
+    let mut loads: Vec<f64> = Vec::new();
+    for p in points {
+        if !loads.iter().any(|l| (l - p.offered).abs() < 1e-9) {
+            loads.push(p.offered);
+        }
+    }
+    let at = |label: &str, load: f64| {
+        points
+            .iter()
+            .find(|p| p.label == label && (p.offered - load).abs() < 1e-9)
+    };
+    let rows: Vec<_> = loads
+        .iter()
+        .filter_map(|&l| {
+            let (plain, hedged) = (
+                at(tail_labels::NO_HEDGING, l)?,
+                at(tail_labels::HEDGE_P95, l)?,
+            );
+            Some((
+                l,
+                plain.p999()?,
+                hedged.p999()?,
+                plain.load()?,
+                hedged.load()?,
+            ))
+        })
+        .collect();
+    let mut s = format!(
+        "\n### Load sweep: hedging as the pool fills\n\nThe same pool and strategies at \
+         other offered loads, without hedging and hedged at the {} (`--load L`), \
+         means over world seeds {seed} to {} (the rows above at {} are over more seeds). \
+         Dean and Barroso warn that hedges add load, and under load queueing; the cut is the \
+         p99.9 without hedging over the p99.9 hedged, the extra load the hedged load over \
+         the load without hedging, less 1.\n\n",
+        percentile_words(stagger_sim::scoreboard::TAIL_QUANTILE),
+        last_seed(seed, TAIL_SWEEP_SEEDS),
+        pct(stagger_sim::workload::tail::Tail::default().load)
+    );
+    s.push_str(&table(
+        &[
+            "Offered load",
+            "p99.9, no hedging (ms)",
+            &format!(
+                "p99.9, {} (ms)",
+                stagger_sim::scoreboard::tail_labels::HEDGE_P95
+            ),
+            "Cut",
+            "Load, no hedging",
+            &format!("Load, {}", stagger_sim::scoreboard::tail_labels::HEDGE_P95),
+            "Extra load",
+        ],
+        rows.iter()
+            .map(|&(l, a, b, la, lb)| {
+                vec![
+                    pct(l),
+                    ms1(Some(a)),
+                    ms1(Some(b)),
+                    format!("{:.1}x", a / b),
+                    num(la),
+                    num(lb),
+                    format!("+{:.1}%", 100.0 * (lb / la - 1.0)),
+                ]
+            })
+            .collect(),
+    ));
+    if let (Some(&(l0, a0, b0, la0, lb0)), Some(&(l1, a1, b1, la1, lb1))) =
+        (rows.first(), rows.last())
+    {
+        let (c0, c1) = (a0 / b0, a1 / b1);
+        let (x0, x1) = (lb0 / la0 - 1.0, lb1 / la1 - 1.0);
+        let _ = writeln!(
+            s,
+            "\nFrom {} to {} of capacity, the hedged p99.9 {} from {b0:.1} ms to {b1:.1} ms \
+             and the cut {} from {c0:.1}x to {c1:.1}x, while the extra load {} from +{:.1}% \
+             to +{:.1}%. The p99.9 without hedging {} from {a0:.1} ms to {a1:.1} ms.",
+            pct(l0),
+            pct(l1),
+            trend(b0, b1),
+            trend(c0, c1),
+            trend(x0, x1),
+            100.0 * x0,
+            100.0 * x1,
+            trend(a0, a1),
+        );
+    }
+    s
+}
+
+/// The tail section: what it is, the rows, and the load sweep.
+fn tail_section(board: &Scoreboard) -> String {
+    format!(
+        "{}\n{}{}",
+        tail_intro(board.seed, board.tail_delay.as_ref()),
+        tail_table(&board.tail),
+        tail_sweep(&board.tail_sweep, board.seed)
+    )
+}
+
+/// What the spike's hedged rows are, and what they show beside the retrying ones with the same
+/// budget: read from the rows and the model's definition.
+fn spike_hedging_text(rows: &[Labelled]) -> String {
+    use stagger_core::duration::human;
+    use stagger_sim::scoreboard::spike_hedging;
+    use stagger_sim::workload::spike::{self, Spike};
+    let hedged = spike::no_backoff().with_hedging(Some(spike_hedging()));
+    let name = hedged.name();
+    let model = Spike::default();
+    let server = model.server;
+    // The steady work in progress at the base rate: n = rate x (base + per x n).
+    let (base, per) = (
+        server.base_service.as_secs_f64(),
+        server.per_in_flight.as_secs_f64(),
+    );
+    let n = model.rate * base / (1.0 - model.rate * per);
+    let service = base + per * n;
+    let network = std::time::Duration::from_nanos(server.network.mean() as u64);
+    let row = |label: &str| rows.iter().find(|l| l.label == label).map(|l| &l.row);
+    let recovery = |r: &ResultRow| match r.recovery_ms {
+        Some(Some(v)) => format!("{:.0} s", v / 1000.0),
+        Some(None) => "never".to_owned(),
+        None => "-".to_owned(),
+    };
+    let tail = |r: &ResultRow| num(r.tail_goodput_ratio.unwrap_or(0.0));
+    let mut s = format!(
+        "\nThe `{name}` rows hedge instead of retrying: a request sends another attempt each \
+         time its latest has gone unanswered past the {} of the fleet's attempt latencies, up \
+         to {} in all (as many as `no backoff`), and a timed-out attempt sends \
+         the next at once; every hedge is a retry to the budget, the same budgets as the \
+         retrying rows. At {} requests a second the server settles at about {n:.0} attempts in \
+         progress and {service:.2} s of service each, and the network adds two draws of mean \
+         {}{}. But there is one server, and its service time grows with every attempt in \
+         progress: a hedge adds work where the slowness is.",
+        percentile_words(match spike_hedging().delay() {
+            stagger_core::engine::HedgeDelay::Quantile(q) => q,
+            _ => 0,
+        }),
+        spike_hedging().max_attempts(),
+        model.rate,
+        human(network),
+        if service + 2.0 * network.as_secs_f64() < server.timeout.as_secs_f64() {
+            format!(
+                ", well within the {} timeout: while the server is healthy, the hedges go out \
+                 before a timeout would",
+                human(server.timeout)
+            )
+        } else {
+            format!(", near or past the {} timeout", human(server.timeout))
+        },
+    );
+    if let (Some(h), Some(nb)) = (row(&name), row("no backoff")) {
+        let _ = write!(
+            s,
+            " Without a budget: tail goodput {}, recovery {}, {} attempts; no backoff: {}, \
+             {}, {} attempts.",
+            tail(h),
+            recovery(h),
+            h.attempts,
+            tail(nb),
+            recovery(nb),
+            nb.attempts
+        );
+    }
+    let pairs: Vec<String> = stagger_core::budget::BudgetKind::ALL
+        .into_iter()
+        .filter_map(|b| {
+            let (h, nb) = (
+                row(&format!("{name} + {b}"))?,
+                row(&format!("no backoff + {b}"))?,
+            );
+            Some(format!(
+                "`{b}` {} and {} ({}, {})",
+                tail(h),
+                recovery(h),
+                tail(nb),
+                recovery(nb)
+            ))
+        })
+        .collect();
+    if !pairs.is_empty() {
+        let _ = write!(
+            s,
+            " With each budget, tail goodput and recovery hedged (and with no backoff): {}.",
+            pairs.join("; ")
+        );
+    }
+    // Recovery hedged against no backoff, budget by budget: later, the same, or sooner.
+    let mut counts = [0usize; 3];
+    let mut budgets = 0;
+    for b in stagger_core::budget::BudgetKind::ALL {
+        let (Some(h), Some(nb)) = (
+            row(&format!("{name} + {b}")),
+            row(&format!("no backoff + {b}")),
+        ) else {
+            continue;
+        };
+        budgets += 1;
+        let at = |r: &ResultRow| match r.recovery_ms {
+            Some(Some(v)) => v,
+            _ => f64::INFINITY,
+        };
+        let (x, y) = (at(h), at(nb));
+        counts[if x > y {
+            0
+        } else if x < y {
+            2
+        } else {
+            1
+        }] += 1;
+    }
+    if budgets > 0 {
+        let _ = write!(
+            s,
+            " Hedged, the recovery came later than with no backoff under {} of the {budgets} budgets, at the same time under {} and sooner under {}.",
+            counts[0], counts[1], counts[2]
+        );
+    }
+    s.push('\n');
+    s
+}
+
+/// The ramp's hedged rows beside the retrying ones without backoff: the range of their tail
+/// goodput, with or without a budget.
+fn ramp_hedging_text(rows: &[Labelled]) -> String {
+    let hedged = stagger_sim::workload::spike::no_backoff()
+        .with_hedging(Some(stagger_sim::scoreboard::spike_hedging()))
+        .name();
+    let range = |prefix: &str| {
+        let ratios: Vec<f64> = rows
+            .iter()
+            .filter(|l| l.label.starts_with(prefix))
+            .filter_map(|l| l.row.tail_goodput_ratio)
+            .collect();
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (!ratios.is_empty()).then(|| format!("{} to {}", num(lo), num(hi)))
+    };
+    match (range(&hedged), range("no backoff")) {
+        (Some(h), Some(nb)) => format!(
+            "\nThe `{hedged}` rows (the spike's hedging, above), without a budget and with \
+             each: tail goodput {h}, against {nb} for `no backoff` and its budgets.\n"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The spike rows of the hedging page: no backoff and the hedged ones, each without a budget
+/// and with each.
+fn spike_hedging_table(rows: &[Labelled]) -> String {
+    let hedged = stagger_sim::workload::spike::no_backoff()
+        .with_hedging(Some(stagger_sim::scoreboard::spike_hedging()))
+        .name();
+    let recovery = |r: &ResultRow| match r.recovery_ms {
+        Some(Some(v)) => format!("{:.0} s", v / 1000.0),
+        Some(None) => "never".to_owned(),
+        None => "-".to_owned(),
+    };
+    let kept: Vec<Labelled> = rows
+        .iter()
+        .filter(|l| l.label.starts_with("no backoff") || l.label.starts_with(&hedged))
+        .cloned()
+        .collect();
+    table(
+        &[
+            "Strategy",
+            "Tail goodput / offered",
+            "Recovery after the spike",
+            "Attempts",
+        ],
+        label_rows(&kept, |r| {
+            vec![
+                num(r.tail_goodput_ratio.unwrap_or(0.0)),
+                recovery(r),
+                r.attempts.to_string(),
+            ]
+        }),
+    )
+}
+
+/// The hedging page, with its measured figures: the `tail` workload's rows, its load sweep and
+/// the claim read on them, and the `spike` workload's hedged rows.
+pub(crate) fn hedging_page(
+    tail: &[stagger_sim::scoreboard::TailPoint],
+    delay: Option<&stagger_sim::scoreboard::TailDelay>,
+    sweep: &[stagger_sim::scoreboard::TailPoint],
+    spike: &[Labelled],
+    seed: u64,
+) -> String {
+    let claim = stagger_sim::scoreboard::tail_claim(tail, seed).map_or_else(
+        || "not measured: a row is missing".to_owned(),
+        |(ours, held)| {
+            format!(
+                "{ours}. {}",
+                if held {
+                    "The claim holds here"
+                } else {
+                    "The claim does **not** hold here"
+                }
+            )
+        },
+    );
+    let model = stagger_sim::workload::spike::Spike::default();
+    format!(
+        "{}\n## Measured\n\nFrom the simulator's `tail` workload: a tail made by replicas \
+         that pause, at a setup of ours, not Dean and Barroso's. {}\n{}\n\
+         Dean and Barroso's result, read here as \"a hedge at the {} cuts p99.9 at least \
+         {}x for at most {:.0}% more load\": {claim}.\n{}\n\
+         ### Against one overloaded server: the `spike` workload\n\n\
+         From the simulator's `spike` workload ({} requests a second, {} for {}, one server \
+         with no admission control; its section in `docs/scoreboard.md` has the model).{}\n{}",
+        stagger_core::engine::Hedging::PAGE,
+        tail_intro(seed, delay),
+        tail_table(tail),
+        percentile_words(stagger_sim::scoreboard::TAIL_QUANTILE),
+        stagger_sim::scoreboard::TAIL_CLAIM_CUT,
+        100.0 * stagger_sim::scoreboard::TAIL_CLAIM_EXTRA_LOAD,
+        tail_sweep(sweep, seed),
+        model.rate,
+        model.rate * model.spike_factor,
+        stagger_core::duration::human(model.spike_for),
+        spike_hedging_text(spike),
+        spike_hedging_table(spike),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use stagger_sim::Metrics;
+    use stagger_sim::scoreboard::{TailPoint, tail_labels};
+
+    use super::*;
+
+    fn point(label: &str, offered: f64, runs: &[(f64, f64)]) -> TailPoint {
+        TailPoint {
+            label: label.to_owned(),
+            offered,
+            runs: runs
+                .iter()
+                .map(|&(p999, load)| {
+                    let mut row = Metrics::new(10_000_000).row("immediate".to_owned(), None);
+                    row.p999_ms = Some(Some(p999));
+                    row.load = load;
+                    row
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_tail_sweep_is_read_from_its_points() {
+        let sweep = vec![
+            point(
+                tail_labels::NO_HEDGING,
+                0.3,
+                &[(900.0, 1.0), (1_000.0, 1.0)],
+            ),
+            point(tail_labels::HEDGE_P95, 0.3, &[(60.0, 1.05), (40.0, 1.05)]),
+            point(tail_labels::NO_HEDGING, 0.9, &[(1_200.0, 1.0)]),
+            point(tail_labels::HEDGE_P95, 0.9, &[(300.0, 1.08)]),
+        ];
+        let text = tail_sweep(&sweep, 1);
+        // 950 / 50 = 19x at 30 %, 1200 / 300 = 4x at 90 %.
+        assert!(text.contains("| 19.0x"), "{text}");
+        assert!(text.contains("| 4.0x"), "{text}");
+        assert!(
+            text.contains("the hedged p99.9 rises from 50.0 ms to 300.0 ms"),
+            "{text}"
+        );
+        assert!(text.contains("the cut falls from 19.0x to 4.0x"), "{text}");
+        assert!(
+            text.contains("the extra load rises from +5.0% to +8.0%"),
+            "{text}"
+        );
+        // A changed point changes the sentence.
+        let mut flat = sweep.clone();
+        flat[3].runs[0].p999_ms = Some(Some(50.0));
+        let text = tail_sweep(&flat, 1);
+        assert!(
+            text.contains("the hedged p99.9 stays about the same from 50.0 ms to 50.0 ms"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_tail_table_lists_each_seed() {
+        let rows = [point(
+            tail_labels::HEDGE_P95,
+            0.6,
+            &[(104.4, 1.06), (75.3, 1.06)],
+        )];
+        let text = tail_table(&rows);
+        assert!(text.contains("| 89.8 "), "{text}");
+        assert!(text.contains("| 104.4, 75.3 "), "{text}");
+    }
+
+    #[test]
+    fn percentiles_read_as_words() {
+        assert_eq!(percentile_words(9500), "95th percentile");
+        assert_eq!(percentile_words(9900), "99th percentile");
+        assert_eq!(percentile_words(5100), "51st percentile");
+        assert_eq!(percentile_words(1100), "11th percentile");
+        assert_eq!(percentile_words(9990), "99.9th percentile");
+    }
 }

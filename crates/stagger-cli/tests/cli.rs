@@ -539,6 +539,12 @@ fn the_committed_scoreboard_is_what_bench_prints_and_the_readme_quotes_it() {
         stdout(&["explain", "server-waits"]),
         "docs/server-waits.md is stale"
     );
+    let page = std::fs::read_to_string(root.join("docs/hedging.md")).expect("a page");
+    assert_eq!(
+        page,
+        stdout(&["explain", "hedging"]),
+        "docs/hedging.md is stale"
+    );
 }
 
 #[test]

@@ -70,6 +70,16 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
                 args.seed,
             ),
         )?;
+        fs::write(
+            dir.join("hedging.md"),
+            scoreboard_md::hedging_page(
+                &board.tail,
+                board.tail_delay.as_ref(),
+                &board.tail_sweep,
+                &board.spike,
+                args.seed,
+            ),
+        )?;
     }
     if let Some(readme) = &args.readme {
         update_readme(readme, &scoreboard_md::summary(&board))?;

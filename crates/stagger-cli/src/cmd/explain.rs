@@ -11,8 +11,8 @@ use crate::flags::Failure;
 /// Flags of `stagger explain`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A policy (see `stagger policies`), a preset, a budget (see `stagger budgets`), or
-    /// `server-waits`.
+    /// A policy (see `stagger policies`), a preset, a budget (see `stagger budgets`),
+    /// `server-waits` or `hedging`.
     #[arg(value_name = "NAME")]
     name: String,
 }
@@ -37,6 +37,21 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         )?;
         return Ok(());
     }
+    if args.name == "hedging" {
+        let f = stagger_sim::scoreboard::hedging_figures(1)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
+        out.write_all(
+            crate::scoreboard_md::hedging_page(
+                &f.tail,
+                Some(&f.tail_delay),
+                &f.tail_sweep,
+                &f.spike,
+                1,
+            )
+            .as_bytes(),
+        )?;
+        return Ok(());
+    }
     let preset = Preset::named(&args.name).ok();
     let budget = args.name.parse::<BudgetKind>().ok();
     if let Some(preset) = preset {
@@ -52,7 +67,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if preset.is_none() && budget.is_none() {
         return Err(Failure::Usage(format!(
-            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}; or server-waits",
+            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}; or server-waits, hedging",
             args.name,
             PolicyKind::names().join(", "),
             Preset::names().join(", "),
