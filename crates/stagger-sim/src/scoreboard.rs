@@ -116,6 +116,9 @@ pub struct Scoreboard {
     /// The `tail` workload at each of [`TAIL_LOADS`], without hedging and hedging at the 95th
     /// percentile, over [`TAIL_SWEEP_SEEDS`] seeds.
     pub tail_sweep: Vec<TailPoint>,
+    /// The `tail` workload with each request fanning out to [`TAIL_FANOUT`] sub-requests,
+    /// without hedging and hedging at the 95th percentile, over [`TAIL_SEEDS`] seeds.
+    pub tail_fanout: Vec<TailPoint>,
     /// Each published result beside ours.
     pub fidelity: Vec<Finding>,
 }
@@ -493,6 +496,37 @@ pub mod tail_labels {
     pub const NO_HEDGING: &str = "no hedging";
     /// Hedged at the measured 95th percentile.
     pub const HEDGE_P95: &str = "hedge at p95";
+    /// Fanning out, not hedged.
+    pub const FANOUT_NO_HEDGING: &str = "fan-out, no hedging";
+    /// Fanning out, each sub-request hedged at the measured 95th percentile.
+    pub const FANOUT_HEDGE_P95: &str = "fan-out, hedge at p95";
+}
+
+/// The sub-requests each request of the `tail` fan-out rows needs.
+pub const TAIL_FANOUT: u32 = 10;
+
+/// The `tail` fan-out rows: each request needs [`TAIL_FANOUT`] sub-requests, without hedging
+/// and with each sub-request hedged at the 95th percentile, at the defaults otherwise, over
+/// [`TAIL_SEEDS`] seeds.
+///
+/// # Errors
+///
+/// A [`SimError`] if a run fails, which would be a bug in the defaults.
+pub fn tail_fanout_points(seed: u64) -> Result<Vec<TailPoint>, SimError> {
+    use tail_labels::{FANOUT_HEDGE_P95, FANOUT_NO_HEDGING};
+    let plain = tail_strategy();
+    let p95 = plain.with_hedging(Some(Hedging::quantile(TAIL_QUANTILE, TAIL_ATTEMPTS)));
+    let model = Tail {
+        fanout: TAIL_FANOUT,
+        ..Tail::default()
+    };
+    tail_points(
+        vec![
+            (FANOUT_NO_HEDGING.to_owned(), model, plain, TAIL_SEEDS),
+            (FANOUT_HEDGE_P95.to_owned(), model, p95, TAIL_SEEDS),
+        ],
+        seed,
+    )
 }
 
 /// One strategy on the `tail` workload at one offered load, over [`TAIL_SEEDS`] seeds.
@@ -838,6 +872,8 @@ pub struct HedgingFigures {
     pub tail_delay: TailDelay,
     /// [`Scoreboard::tail_sweep`].
     pub tail_sweep: Vec<TailPoint>,
+    /// [`Scoreboard::tail_fanout`].
+    pub tail_fanout: Vec<TailPoint>,
     /// [`Scoreboard::spike`].
     pub spike: Vec<Labelled>,
 }
@@ -864,6 +900,7 @@ pub fn hedging_figures(seed: u64) -> Result<HedgingFigures, SimError> {
         tail,
         tail_delay,
         tail_sweep,
+        tail_fanout: tail_fanout_points(seed)?,
         spike: spike?,
     })
 }
@@ -1077,6 +1114,7 @@ impl Scoreboard {
             tail: Vec::new(),
             tail_delay: None,
             tail_sweep: Vec::new(),
+            tail_fanout: Vec::new(),
             fidelity: Vec::new(),
         };
         progress("throttle");
@@ -1087,10 +1125,12 @@ impl Scoreboard {
         progress("partition");
         board.partition = partition_points(seed)?;
         progress("tail");
-        let (tail, delay, sweep) = tail_section(seed)?;
+        let (tail, fanout) = rayon::join(|| tail_section(seed), || tail_fanout_points(seed));
+        let (tail, delay, sweep) = tail?;
         board.tail = tail;
         board.tail_delay = Some(delay);
         board.tail_sweep = sweep;
+        board.tail_fanout = fanout?;
         board.fidelity = board.findings();
         Ok(board)
     }
@@ -1520,6 +1560,7 @@ mod tests {
             tail: Vec::new(),
             tail_delay: None,
             tail_sweep: Vec::new(),
+            tail_fanout: Vec::new(),
             fidelity: Vec::new(),
         }
     }
@@ -1608,6 +1649,7 @@ mod tests {
         assert_eq!(figures.tail, board.tail);
         assert_eq!(Some(figures.tail_delay), board.tail_delay);
         assert_eq!(figures.tail_sweep, board.tail_sweep);
+        assert_eq!(figures.tail_fanout, board.tail_fanout);
         assert_eq!(figures.spike, board.spike);
     }
 

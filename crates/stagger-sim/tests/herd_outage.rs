@@ -172,8 +172,9 @@ fn every_override_is_refused_where_it_does_not_apply() {
         concurrency: Some(2),
         pause: Some(Duration::from_secs(1)),
         pause_every: Some(Duration::from_secs(10)),
+        fanout: Some(2),
     };
-    assert_eq!(all.given().len(), 21, "every field is listed");
+    assert_eq!(all.given().len(), 22, "every field is listed");
     assert!(Overrides::default().given().is_empty());
     // The herd takes clients and window only: each other override is named when refused.
     for param in all.given() {
@@ -200,6 +201,7 @@ fn every_override_is_refused_where_it_does_not_apply() {
             "concurrency" => one.concurrency = all.concurrency,
             "pause" => one.pause = all.pause,
             "pause_every" => one.pause_every = all.pause_every,
+            "fanout" => one.fanout = all.fanout,
             other => panic!("unexpected override {other}"),
         }
         let result = WorkloadKind::Herd.run(&one, &strategy, 1);

@@ -17,6 +17,7 @@ use crate::hooks::{HookSet, HooksFor};
 use crate::nesting;
 use crate::operation::AsyncOperation;
 use crate::retry::Retry;
+use crate::retry_error::{Outcome, RetryError};
 use crate::sleep::Sleeper;
 use crate::trace;
 
@@ -51,35 +52,35 @@ where
     type IntoFuture = ResultFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        ResultFuture {
-            inner: self.outcome(),
-        }
+        Results::new(self.outcome())
     }
 }
+
+/// The future of `.await` on a [`Retry`]: the operation's result.
+pub type ResultFuture<O, P, H> = Results<RetryFuture<O, P, H>>;
 
 pin_project! {
-    /// The future of `.await` on a [`Retry`]: the operation's result.
+    /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
+    /// `F` yields, without its summary ([`ResultFuture`], and
+    /// [`HedgeResultFuture`](crate::HedgeResultFuture) for a hedged run).
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResultFuture<O, P, H>
-    where
-        O: AsyncOperation,
-        P: IntoPolicy,
-        H: HookSet,
-        H::Sleeper: Sleeper,
-    {
+    pub struct Results<F> {
         #[pin]
-        inner: RetryFuture<O, P, H>,
+        inner: F,
     }
 }
 
-impl<O, P, H> Future for ResultFuture<O, P, H>
+impl<F> Results<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        Self { inner }
+    }
+}
+
+impl<F, T, E, K> Future for Results<F>
 where
-    O: AsyncOperation,
-    P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
+    F: Future<Output = Outcome<T, E, K>>,
 {
-    type Output = ResultOf<O, H>;
+    type Output = Result<T, RetryError<E, K>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

@@ -19,6 +19,7 @@ use stagger_core::{ConfigError, Failure, IntoPolicy, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
+use crate::future::Results;
 use crate::hooks::HooksFor;
 use crate::nesting;
 use crate::operation::AsyncOperation;
@@ -39,6 +40,11 @@ impl<O, P, H> Retry<O, P, H> {
     /// hedge goes at once), every hedge is a retry the budget may refuse, and an operation
     /// that is not idempotent is never in flight twice. A delay at a latency quantile needs
     /// the latencies measured across runs: give them with [`Hedged::latencies`].
+    ///
+    /// The hook hears why the run gave up, if it does; its retry events are for retries, which
+    /// a hedged run does not make. With the `tracing` feature each hedge sent and each attempt
+    /// that fails while the run goes on is a `debug` event ("hedging", "hedged attempt
+    /// failed").
     ///
     /// ```
     /// # #[cfg(feature = "tokio")]
@@ -123,40 +129,12 @@ where
     type IntoFuture = HedgeResultFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        HedgeResultFuture {
-            inner: self.outcome(),
-        }
+        Results::new(self.outcome())
     }
 }
 
-pin_project! {
-    /// The future of `.await` on a [`Hedged`]: the operation's result.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct HedgeResultFuture<O, P, H>
-    where
-        O: AsyncOperation,
-        P: IntoPolicy,
-        H: HooksFor<O>,
-        H::Sleeper: Sleeper,
-    {
-        #[pin]
-        inner: HedgeFuture<O, P, H>,
-    }
-}
-
-impl<O, P, H> Future for HedgeResultFuture<O, P, H>
-where
-    O: AsyncOperation,
-    P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
-{
-    type Output = ResultOf<O, H>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map(|outcome| outcome.result)
-    }
-}
+/// The future of `.await` on a [`Hedged`]: the operation's result.
+pub type HedgeResultFuture<O, P, H> = Results<HedgeFuture<O, P, H>>;
 
 /// An attempt in flight.
 struct Flying<F> {
@@ -375,6 +353,7 @@ where
                 Hedge::Send(attempt) => {
                     let expires = attempt.remaining.map(|r| now.saturating_add(r));
                     let number = attempt.number;
+                    trace::hedging(number, attempt.elapsed);
                     let future = {
                         let _inside = nesting::enter();
                         self.driver.op.attempt(attempt)
@@ -470,11 +449,16 @@ where
                     Err(failure)
                 }
             };
+            let failure = answered.err();
             match self
                 .hedger
                 .answered(&mut self.driver.run, number, now, answered)
             {
-                Answer::Lost => {}
+                Answer::Lost => {
+                    if let Some(failure) = failure {
+                        trace::hedge_lost(number, &failure);
+                    }
+                }
                 Answer::Won(_) => unreachable!("a failure never wins"),
                 Answer::Stop(stopped) => {
                     self.cancel_all(now);

@@ -46,7 +46,7 @@ pub mod tower;
 mod trace;
 
 pub use classify::{Classifier, Classify, ClassifyOk};
-pub use future::{ResultFuture, RetryFuture};
+pub use future::{ResultFuture, Results, RetryFuture};
 pub use hedge::{HedgeFuture, HedgeResultFuture, Hedged};
 pub use hooks::Hooks;
 #[cfg(any(feature = "tower", feature = "reqwest"))]

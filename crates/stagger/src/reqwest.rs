@@ -43,6 +43,10 @@
 //! - **Per-request overrides** go through request extensions
 //!   (`RequestBuilder::with_extension`): a [`RetryOverrides`], the same as the tower layer's,
 //!   sets the policy, the timeout or the idempotency of one request.
+//! - **Hedging instead of retrying** ([`hedge`](RetryMiddleware::hedge)): a copy of a request
+//!   that has gone unanswered for a while, to cut the tail a slow server makes; the first
+//!   accepted response wins and the others are dropped. Only a request whose body can be
+//!   cloned is sent twice, and only an idempotent one is in flight twice. See [`Hedging`].
 //! - **A hook** ([`notify`](RetryMiddleware::notify)) hears every retry before its wait.
 //! - **Extensions:** each attempt runs the rest of the chain with a copy of the request's
 //!   extensions holding its [`Attempt`] (its number and the time left, to propagate
@@ -102,8 +106,9 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{ForDestination, Unlimited};
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{Attempt, Nested, Settings, StopReason};
+use stagger_core::engine::{Attempt, HedgeDelay, Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
+use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::clock::{SystemClock, TokioClock, WallClock};
@@ -149,6 +154,8 @@ pub struct RetryMiddleware<P = AnyConfig, B = Unlimited, N = (), W = SystemClock
     budget: B,
     notify: N,
     wall: W,
+    /// Hedging instead of retrying, and the latencies a quantile delay reads.
+    hedging: Option<(Hedging, Option<Arc<LatencySketch>>)>,
 }
 
 impl<P: PolicyConfig> RetryMiddleware<P> {
@@ -166,6 +173,7 @@ impl<P: PolicyConfig> RetryMiddleware<P> {
             budget: Unlimited,
             notify: (),
             wall: SystemClock,
+            hedging: None,
         })
     }
 }
@@ -196,12 +204,15 @@ impl RetryMiddleware<AnyConfig, Budgets> {
     pub fn from_spec(
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
-        spec.refuse_hedging()?;
         let settings = spec.to_settings()?;
         let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
-        Ok(RetryMiddleware::new(spec.to_config()?)?
+        let middleware = RetryMiddleware::new(spec.to_config()?)?
             .settings(settings)
-            .budget(budgets))
+            .budget(budgets);
+        Ok(match spec.to_hedging()? {
+            Some(hedging) => middleware.hedge(hedging),
+            None => middleware,
+        })
     }
 }
 
@@ -258,6 +269,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             budget,
             notify: self.notify,
             wall: self.wall,
+            hedging: self.hedging,
         }
     }
 
@@ -273,6 +285,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             budget: Gating::new(gate, self.budget),
             notify: self.notify,
             wall: self.wall,
+            hedging: self.hedging,
         }
     }
 
@@ -299,7 +312,33 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             budget: self.budget,
             notify: notifier,
             wall: self.wall,
+            hedging: self.hedging,
         }
+    }
+
+    /// Hedges each request instead of retrying it
+    /// ([`Retry::hedge`](crate::Retry::hedge)): sends a copy of the request when it has gone
+    /// unanswered for `hedging`'s delay, takes the first response the classifier accepts, and
+    /// drops the others, which cancels them. Every hedge is a retry to the budget; a request
+    /// whose body cannot be cloned is sent once, and one that is not idempotent is never in
+    /// flight twice. A delay at a latency quantile reads one [`LatencySketch`] per middleware
+    /// (give your own with [`latencies`](RetryMiddleware::latencies)).
+    #[must_use]
+    pub fn hedge(mut self, hedging: Hedging) -> Self {
+        let latencies = matches!(hedging.delay(), HedgeDelay::Quantile(_))
+            .then(|| Arc::new(LatencySketch::new()));
+        self.hedging = Some((hedging, latencies));
+        self
+    }
+
+    /// Measures the hedged attempts' latencies into `latencies`, and takes a delay at a
+    /// quantile from it. Without [`hedge`](RetryMiddleware::hedge) it does nothing.
+    #[must_use]
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        if let Some((_, own)) = self.hedging.as_mut() {
+            *own = Some(latencies);
+        }
+        self
     }
 
     /// Reads the wall clock, for HTTP-date `Retry-After` values, from `clock`.
@@ -311,6 +350,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             budget: self.budget,
             notify: self.notify,
             wall: clock,
+            hedging: self.hedging,
         }
     }
 }
@@ -384,11 +424,19 @@ where
             })
             .budget(budget)
             .notify(self.notify.clone());
-        let outcome = Retry::new(AsyncFn(op), policy, hooks)
+        let retry = Retry::new(AsyncFn(op), policy, hooks)
             .settings(settings)
-            .attempt_limit(if replayable { u32::MAX } else { 1 })
-            .outcome()
-            .await;
+            .attempt_limit(if replayable { u32::MAX } else { 1 });
+        let outcome = match &self.hedging {
+            None => retry.outcome().await,
+            Some((hedging, latencies)) => {
+                let hedged = retry.hedge(*hedging);
+                match latencies {
+                    Some(latencies) => hedged.latencies(Arc::clone(latencies)).outcome().await,
+                    None => hedged.outcome().await,
+                }
+            }
+        };
         if let Some(own) = lock(&last_extensions).take() {
             *extensions = own;
         }

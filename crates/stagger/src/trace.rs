@@ -20,6 +20,36 @@ pub(crate) fn retrying(retry: &PlannedRetry, failure: &Failure) {
     let _ = (retry, failure);
 }
 
+/// A hedged run sent attempt `number`, `elapsed` after it started, beside those in flight.
+#[inline]
+pub(crate) fn hedging(number: u32, elapsed: std::time::Duration) {
+    #[cfg(feature = "tracing")]
+    if number > 1 {
+        tracing::debug!(
+            target: "stagger",
+            attempt = number,
+            elapsed_ms = elapsed.as_secs_f64() * 1e3,
+            "hedging"
+        );
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (number, elapsed);
+}
+
+/// Attempt `number` of a hedged run failed with `failure`, and the run goes on.
+#[inline]
+pub(crate) fn hedge_lost(number: u32, failure: &Failure) {
+    #[cfg(feature = "tracing")]
+    tracing::debug!(
+        target: "stagger",
+        attempt = number,
+        failure = failure.name(),
+        "hedged attempt failed"
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (number, failure);
+}
+
 /// The run gave up.
 #[inline]
 pub(crate) fn gave_up(stopped: &Stopped) {

@@ -721,3 +721,26 @@ async fn an_attempt_that_hangs_is_cut_at_its_timeout_and_retried() {
     })
     .await;
 }
+
+/// The hedging middleware: a copy of a slow GET after 100 ms is served, the slow one dropped
+/// (the server sees it), and a POST is never hedged.
+#[tokio::test]
+async fn a_hedging_middleware_sends_a_copy_and_drops_the_loser() {
+    bounded(async {
+        let middleware = RetryMiddleware::new(stagger::policy::NoRetry::new())
+            .unwrap()
+            .timeout(Duration::from_secs(1))
+            .hedge(stagger::engine::Hedging::fixed(
+                Duration::from_millis(100),
+                2,
+            ));
+        let client = client(middleware);
+        server::check_a_hedge(|url: String, method: &'static str| {
+            let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+            let request = client.request(method, url).send();
+            async move { request.await.map_or(0, |r| r.status().as_u16()) }
+        })
+        .await;
+    })
+    .await;
+}

@@ -161,10 +161,10 @@ async fn the_executor_from_a_spec_in_one_call() {
     .await;
 }
 
-/// A file that asks for hedging is refused by the integrations that retry, by name, rather
-/// than run as if it retried.
+/// A file that asks for hedging builds a hedging layer and a hedging middleware; the retrying
+/// layer refuses it by name, rather than run it as if it retried.
 #[test]
-fn a_hedging_table_is_refused_by_the_layer_and_the_middleware() {
+fn a_hedging_table_builds_hedging_integrations_and_the_retrying_layer_refuses_it() {
     let hedged: RetrySpec = toml::from_str(&format!(
         "{SPEC}\n[hedging]\nmax_attempts = 2\ndelay = \"p95\"\n"
     ))
@@ -173,12 +173,15 @@ fn a_hedging_table_is_refused_by_the_layer_and_the_middleware() {
         panic!("refused");
     };
     assert_eq!(layer.param(), Some("hedging"));
-    let Err(middleware) = RetryMiddleware::from_spec(&hedged) else {
+    assert!(
+        layer.to_string().contains("HedgeLayer::from_spec"),
+        "{layer}"
+    );
+    assert!(stagger::tower::HedgeLayer::from_spec(&hedged).is_ok());
+    assert!(RetryMiddleware::from_spec(&hedged).is_ok());
+    // And the other way round: a hedging layer needs the table.
+    let Err(plain) = stagger::tower::HedgeLayer::from_spec(&spec()) else {
         panic!("refused");
     };
-    assert_eq!(middleware.param(), Some("hedging"));
-    assert!(
-        middleware.to_string().contains("Retry::hedge"),
-        "{middleware}"
-    );
+    assert_eq!(plain.param(), Some("hedging"));
 }

@@ -1116,3 +1116,33 @@ async fn an_attempt_that_hangs_is_cut_at_its_timeout_and_retried() {
     })
     .await;
 }
+
+/// The hedging layer: a copy of a slow GET after 100 ms is served, the slow one dropped (the
+/// server sees it), and a POST is never hedged.
+#[tokio::test]
+async fn a_hedge_layer_sends_a_copy_and_drops_the_loser() {
+    bounded(async {
+        let service = RetryLayer::new(stagger::policy::NoRetry::new())
+            .unwrap()
+            .timeout(Duration::from_secs(1))
+            .hedge(stagger::engine::Hedging::fixed(
+                Duration::from_millis(100),
+                2,
+            ))
+            .layer(client());
+        server::check_a_hedge(|url: String, method: &'static str| {
+            let mut service = service.clone();
+            let request = Request::builder()
+                .method(method)
+                .uri(url)
+                .body(empty())
+                .unwrap();
+            async move {
+                let response = send(&mut service, request).await;
+                response.map_or(0, |r| r.status().as_u16())
+            }
+        })
+        .await;
+    })
+    .await;
+}

@@ -76,6 +76,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
                 &board.tail,
                 board.tail_delay.as_ref(),
                 &board.tail_sweep,
+                &board.tail_fanout,
                 &board.spike,
                 args.seed,
             ),

@@ -45,6 +45,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
                 &f.tail,
                 Some(&f.tail_delay),
                 &f.tail_sweep,
+                &f.tail_fanout,
                 &f.spike,
                 1,
             )

@@ -106,6 +106,10 @@ pub(crate) struct Args {
     /// The mean time a replica runs between pauses (tail; default 99s).
     #[arg(long, value_name = "DURATION", value_parser = flags::duration, allow_hyphen_values = true)]
     pause_every: Option<Duration>,
+    /// The sub-requests each request fans out to, to replicas picked at random, all needed:
+    /// a request is as slow as its slowest (tail; default 1).
+    #[arg(long, value_name = "K", allow_negative_numbers = true)]
+    fanout: Option<u32>,
     /// Hedge instead of retrying, comma-separated to compare: `none`, a delay such as 10ms,
     /// or a percentile of the measured attempt latencies such as p95; each policy runs once
     /// per value, its --max-attempts the attempts in all, at most 10 (tail, spike).
@@ -266,6 +270,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         concurrency: args.concurrency,
         pause: args.pause,
         pause_every: args.pause_every,
+        fanout: args.fanout,
     };
     if args.plot.is_some()
         && !matches!(

@@ -243,19 +243,17 @@ impl RetrySpec {
         Ok(self.hedging)
     }
 
-    /// Refuses a `hedging` table, for a driver that retries and cannot hedge (the tower layer
-    /// and the reqwest middleware, which run the retrying executor): a file that asks for
-    /// hedging is not run as if it retried.
+    /// Refuses a `hedging` table, for a driver that retries and cannot hedge: a file that asks
+    /// for hedging is not run as if it retried. `instead` says what to use for such a file.
     ///
     /// # Errors
     ///
-    /// [`ConfigError::Unusable`] naming `hedging`.
-    pub fn refuse_hedging(&self) -> Result<(), ConfigError> {
+    /// [`ConfigError::Unusable`] naming `hedging`, with `instead` as the reason.
+    pub fn refuse_hedging(&self, instead: &'static str) -> Result<(), ConfigError> {
         match self.hedging {
             Some(_) => Err(ConfigError::Unusable {
                 param: "hedging",
-                reason: "this integration retries and does not hedge: hedge an operation with \
-                         the async executor's Retry::hedge",
+                reason: instead,
             }),
             None => Ok(()),
         }
@@ -554,7 +552,7 @@ const DELAY: &str = "hedging.delay";
 fn serialize_delay<S: Serializer>(delay: &HedgeDelay, s: S) -> Result<S::Ok, S::Error> {
     match delay {
         HedgeDelay::Fixed(d) => s.serialize_str(&wire::format(*d)),
-        HedgeDelay::Quantile(q) => s.serialize_str(&format_percentile(*q)),
+        HedgeDelay::Quantile(_) => s.serialize_str(&delay.to_string()),
     }
 }
 
@@ -570,35 +568,6 @@ impl<'de> Deserialize<'de> for Delay {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(DelayVisitor).map(Delay)
     }
-}
-
-/// `per_ten_thousand` as a percentile: `"p95"`, `"p99.9"`, `"p99.99"`.
-fn format_percentile(per_ten_thousand: u16) -> String {
-    let (whole, hundredths) = (per_ten_thousand / 100, per_ten_thousand % 100);
-    match (hundredths / 10, hundredths % 10) {
-        (0, 0) => format!("p{whole}"),
-        (tenths, 0) => format!("p{whole}.{tenths}"),
-        _ => format!("p{whole}.{hundredths:02}"),
-    }
-}
-
-/// Reads a percentile after its `p`: a whole number, and up to two decimals (`"95"`,
-/// `"99.9"`, `"99.99"`), in hundredths of a percent. Whether it is above 0 and below 100 is
-/// [`Hedging::validate`]'s to say; `None` if it is not such a number, or too large to hold.
-fn parse_percentile(number: &str) -> Option<u16> {
-    let (whole, decimals) = number.split_once('.').unwrap_or((number, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    let decimals_ok = if number.contains('.') {
-        (1..=2).contains(&decimals.len())
-    } else {
-        true
-    };
-    if whole.is_empty() || !digits(whole) || !digits(decimals) || !decimals_ok {
-        return None;
-    }
-    let whole: u32 = whole.parse().ok()?;
-    let hundredths: u32 = format!("{decimals:0<2}").parse().ok()?;
-    u16::try_from(whole.checked_mul(100)?.checked_add(hundredths)?).ok()
 }
 
 /// A hedge delay: a duration as [`wire`] reads one (text or milliseconds), or a percentile.
@@ -617,7 +586,7 @@ impl<'de> Visitor<'de> for DelayVisitor {
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<HedgeDelay, E> {
         if let Some(number) = text.trim().strip_prefix('p') {
-            return match parse_percentile(number) {
+            return match crate::engine::hedge_percentile(number) {
                 Some(q) => Ok(HedgeDelay::Quantile(q)),
                 None => Err(E::custom(format!(
                     "{DELAY}: a latency percentile is `p` and a number from 0 to 100 with up \

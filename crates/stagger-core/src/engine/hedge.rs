@@ -78,28 +78,9 @@ impl std::str::FromStr for HedgeDelay {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let error = || ParseHedgeDelayError(text.to_owned());
         if let Some(percent) = text.strip_prefix('p') {
-            let (whole, decimals) = percent.split_once('.').unwrap_or((percent, ""));
-            let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            if !digits(whole) || whole.len() > 2 || decimals.len() > 2 {
-                return Err(error());
-            }
-            if percent.contains('.') && !digits(decimals) {
-                return Err(error());
-            }
-            let whole: u16 = whole.parse().map_err(|_| error())?;
-            let mut hundredths: u16 = if decimals.is_empty() {
-                0
-            } else {
-                decimals.parse().map_err(|_| error())?
-            };
-            if decimals.len() == 1 {
-                hundredths *= 10;
-            }
-            let q = whole * 100 + hundredths;
-            return if (1..10_000).contains(&q) {
-                Ok(Self::Quantile(q))
-            } else {
-                Err(error())
+            return match percentile(percent) {
+                Some(q) if (1..10_000).contains(&q) => Ok(Self::Quantile(q)),
+                _ => Err(error()),
             };
         }
         match crate::duration::parse(text) {
@@ -107,6 +88,22 @@ impl std::str::FromStr for HedgeDelay {
             _ => Err(error()),
         }
     }
+}
+
+/// A percentile after its `p`: a whole number and up to two decimals (`"95"`, `"99.9"`,
+/// `"99.99"`), in hundredths of a percent; `None` if it is not such a number, or too large to
+/// hold. Whether it is above 0 and below 100 is the caller's to check
+/// ([`Hedging::validate`]). The one reader of `pNN` for the CLI and configuration files.
+pub(crate) fn percentile(number: &str) -> Option<u16> {
+    let (whole, decimals) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let decimals_ok = !number.contains('.') || (1..=2).contains(&decimals.len());
+    if whole.is_empty() || !digits(whole) || !digits(decimals) || !decimals_ok {
+        return None;
+    }
+    let whole: u32 = whole.parse().ok()?;
+    let hundredths: u32 = format!("{decimals:0<2}").parse().ok()?;
+    u16::try_from(whole.checked_mul(100)?.checked_add(hundredths)?).ok()
 }
 
 /// `p95`, `p99.9` for a quantile; the delay in the duration syntax (`10ms`) otherwise, as

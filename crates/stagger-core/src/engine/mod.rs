@@ -67,6 +67,8 @@ mod run;
 mod settings;
 
 pub use crate::budget::{Budget, Spent, Unlimited};
+#[cfg(feature = "serde")]
+pub(crate) use hedge::percentile as hedge_percentile;
 pub use hedge::{
     Answer, HEDGE_REASON, Hedge, HedgeDelay, Hedged, Hedger, Hedging, MAX_HEDGED_ATTEMPTS,
     ParseHedgeDelayError,

@@ -71,6 +71,8 @@ pub struct Overrides {
     pub pause: Option<Duration>,
     /// The mean time a replica runs between pauses (`tail`).
     pub pause_every: Option<Duration>,
+    /// The sub-requests each request fans out to, all needed (`tail`).
+    pub fanout: Option<u32>,
 }
 
 impl Overrides {
@@ -103,6 +105,7 @@ impl Overrides {
             concurrency,
             pause,
             pause_every,
+            fanout,
         } = self;
         [
             ("clients", clients.is_some()),
@@ -126,6 +129,7 @@ impl Overrides {
             ("concurrency", concurrency.is_some()),
             ("pause", pause.is_some()),
             ("pause_every", pause_every.is_some()),
+            ("fanout", fanout.is_some()),
         ]
         .into_iter()
         .filter_map(|(name, set)| set.then_some(name))

@@ -20,8 +20,16 @@
 //! - **Arrivals:** a Poisson process at `load` of the pool's capacity (default 0.6:
 //!   `0.6 x replicas x concurrency / mean service`, 2 400 requests per second at the defaults)
 //!   for `duration` (default 100 s). Every attempt, the first and each retry, goes to a replica
-//!   picked at random; there is no load balancer that knows which replica is paused. No
-//!   network delay is modelled.
+//!   picked at random; there is no load balancer that knows which replica is paused. A hedge
+//!   ([`Strategy::hedging`]) goes to a replica picked at random among those the request has not
+//!   tried, as gRFC A6 asks of hedges ("distinct backends, if possible"). No network delay is
+//!   modelled.
+//! - **Hedging:** each request runs the engine's [`Hedged`](stagger_core::engine::Hedged); a
+//!   delay at a quantile is read, when the request starts, from one
+//!   `LatencySketch` of the fleet's attempt latencies.
+//!   Every attempt that answers is measured; a loser is measured for the time it ran. A loser
+//!   still queued is dropped when its turn comes; one in service runs on, as a cut attempt
+//!   does.
 //! - **Clients:** each request is a run of the real engine with the strategy's policy, one
 //!   budget for the whole client fleet (the strategy's, if any), an end-to-end deadline
 //!   `timeout` (default 2 s) and, with `attempt_timeout`, a timeout per attempt. An attempt that
@@ -105,6 +113,11 @@ pub struct Tail {
     pub attempt_timeout: Option<Duration>,
     /// The window of the peak retry share.
     pub window: Duration,
+    /// The sub-requests each request fans out to, 1 to [`Tail::MAX_FANOUT`] (default 1): each
+    /// is a run of its own, to a replica picked at random, and the request succeeds when all
+    /// of them have, as slow as the slowest. The offered load counts sub-requests: arrivals
+    /// come `fanout` times less often.
+    pub fanout: u32,
 }
 
 impl Default for Tail {
@@ -120,6 +133,7 @@ impl Default for Tail {
             timeout: Duration::from_secs(2),
             attempt_timeout: None,
             window: Duration::from_millis(10),
+            fanout: 1,
         }
     }
 }
@@ -133,6 +147,8 @@ impl Tail {
     pub const MAX_REQUESTS: f64 = 1e7;
     /// The most events a run may process; past it the run stops with [`SimError::TooLarge`].
     pub const MAX_EVENTS: u64 = 200_000_000;
+    /// The most sub-requests a request fans out to.
+    pub const MAX_FANOUT: u32 = 1_000;
 
     /// The offered rate, in requests per second: `load x replicas x concurrency / mean
     /// service`.
@@ -326,6 +342,26 @@ struct World<'a> {
     next_attempt: u64,
     /// The latencies of the fleet's attempts, for a hedge delay at a quantile.
     sketch: LatencySketch,
+    /// With a fan-out: the requests whose sub-requests are in the table, the request each slot
+    /// serves, and the requests' own figures.
+    fan: Option<Fan>,
+}
+
+/// A request that fans out: when it started, how many of its sub-requests are still running,
+/// and whether one has given up.
+struct Parent {
+    started: Nanos,
+    running: u32,
+    failed: bool,
+}
+
+/// The fan-out's bookkeeping: [`World::fan`].
+struct Fan {
+    parents: Slots<Parent>,
+    /// The parent of each slot of the table, by slot.
+    owner: Vec<u32>,
+    /// Requests, their successes and latencies.
+    metrics: Metrics,
 }
 
 impl World<'_> {
@@ -336,7 +372,7 @@ impl World<'_> {
             return;
         };
         let Some(remaining) = call.begin_timed(now, &mut self.metrics) else {
-            self.table.remove(slot);
+            self.over(slot, now, false);
             return;
         };
         let id = self.next_attempt;
@@ -380,7 +416,7 @@ impl World<'_> {
                     return;
                 }
                 Step::Idle => return,
-                Step::Done => return self.finish_hedged(slot, now),
+                Step::Done => return self.finish_hedged(slot, now, false),
             }
         }
     }
@@ -388,13 +424,47 @@ impl World<'_> {
     /// The hedged request in `slot` is over at `now`: the attempts still in flight are
     /// cancelled, each measured for as long as it ran (a lower bound of its latency, and one
     /// past the hedge delay: what a quantile needs of it).
-    fn finish_hedged(&mut self, slot: u32, now: Nanos) {
+    fn finish_hedged(&mut self, slot: u32, now: Nanos, succeeded: bool) {
         if let Some(Request::Hedged { live, .. }) = self.table.get(slot) {
             for l in live.iter() {
                 self.sketch.record(Duration::from_nanos(now - l.sent));
             }
         }
+        self.over(slot, now, succeeded);
+    }
+
+    /// The (sub-)request in `slot` is over at `now`, a success or not: its slot is freed and,
+    /// with a fan-out, its request learns of it, and is over too once all its sub-requests are.
+    fn over(&mut self, slot: u32, now: Nanos, succeeded: bool) {
         self.table.remove(slot);
+        let Some(fan) = self.fan.as_mut() else {
+            return;
+        };
+        let Some(&p) = fan.owner.get(slot as usize) else {
+            return;
+        };
+        let Some(parent) = fan.parents.get(p) else {
+            return;
+        };
+        parent.running -= 1;
+        parent.failed |= !succeeded;
+        if parent.running == 0 {
+            if !parent.failed {
+                fan.metrics.success(now - parent.started);
+            }
+            fan.parents.remove(p);
+        }
+    }
+
+    /// Notes that the table's `slot` serves request `parent`.
+    fn own(&mut self, slot: u32, parent: Option<u32>) {
+        if let (Some(fan), Some(parent)) = (self.fan.as_mut(), parent) {
+            let i = slot as usize;
+            if fan.owner.len() <= i {
+                fan.owner.resize(i + 1, 0);
+            }
+            fan.owner[i] = parent;
+        }
     }
 
     /// Attempt `id` of the request in `slot` goes out at `now`, with `remaining` to live, to a
@@ -473,9 +543,13 @@ impl World<'_> {
         match self.table.get(slot) {
             Some(Request::Retried { call, attempt }) if *attempt == Some(id) => {
                 *attempt = None;
+                let before = self.metrics.successes;
                 match call.end(now, result, &mut self.metrics) {
                     Next::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
-                    Next::Done => self.table.remove(slot),
+                    Next::Done => {
+                        let succeeded = self.metrics.successes > before;
+                        self.over(slot, now, succeeded);
+                    }
                 }
             }
             Some(Request::Hedged { call, live, .. }) => {
@@ -485,8 +559,10 @@ impl World<'_> {
                 let l = live.swap_remove(i);
                 self.sketch.record(Duration::from_nanos(now - l.sent));
                 debug_assert!(call.is_in_flight(l.number));
+                let before = self.metrics.successes;
                 if call.answered(l.number, now, result, &mut self.metrics) {
-                    self.finish_hedged(slot, now);
+                    let succeeded = self.metrics.successes > before;
+                    self.finish_hedged(slot, now, succeeded);
                 } else {
                     self.step(slot, now);
                 }
@@ -551,6 +627,7 @@ impl Workload for Tail {
         "concurrency",
         "pause",
         "pause_every",
+        "fanout",
     ];
 
     fn set(&mut self, o: &Overrides) {
@@ -563,6 +640,7 @@ impl Workload for Tail {
         self.concurrency = o.concurrency.unwrap_or(self.concurrency);
         self.pause = o.pause.unwrap_or(self.pause);
         self.pause_every = o.pause_every.unwrap_or(self.pause_every);
+        self.fanout = o.fanout.unwrap_or(self.fanout);
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -620,6 +698,12 @@ impl Workload for Tail {
             });
         }
         check_window(self.window)?;
+        if self.fanout == 0 || self.fanout > Self::MAX_FANOUT {
+            return Err(SimError::Invalid {
+                param: "fanout",
+                allowed: "between 1 and 1000",
+            });
+        }
         if self.requests() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "load x replicas x concurrency / mean service x duration",
@@ -654,7 +738,16 @@ impl Workload for Tail {
             + client_budget_bytes(strategy)
             + grown(window) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
-        Estimate::of(events, bytes)
+        // A fan-out's requests, each slot's owner, and the requests' own figures.
+        let fan = if self.fanout > 1 {
+            let parents = in_flight / f64::from(self.fanout) + 1.0;
+            Slots::<Parent>::bytes(parents, room_for(parents) as f64)
+                + grown(room_for(in_flight) as f64) * size_of::<u32>() as f64
+                + Metrics::fixed_bytes() as f64
+        } else {
+            0.0
+        };
+        Estimate::of(events, bytes + fan)
     }
 
     fn run_within(
@@ -678,7 +771,9 @@ impl Workload for Tail {
             .map(|_| Replica::new(world.fork()))
             .collect();
         let end = nanos(self.duration);
-        let mean_gap = 1.0 / self.rate();
+        let fanout = self.fanout.max(1);
+        // Requests arrive `fanout` times less often than sub-requests.
+        let mean_gap = f64::from(fanout) / self.rate();
         let attempts = Plan::new(strategy).attempts(self.cut_share());
         let mut w = World {
             tail: self,
@@ -690,6 +785,11 @@ impl Workload for Tail {
             service,
             next_attempt: 0,
             sketch: LatencySketch::new(),
+            fan: (fanout > 1).then(|| Fan {
+                parents: Slots::with_capacity(16),
+                owner: Vec::new(),
+                metrics: Metrics::new(nanos(self.window)),
+            }),
         };
         let settings = self.settings();
         let first = exponential(&mut arrivals, mean_gap) as Nanos;
@@ -712,36 +812,48 @@ impl Workload for Tail {
                     if next < end {
                         w.queue.push(next, Event::Arrival);
                     }
-                    w.metrics.first_try();
-                    let rng = policies.fork();
-                    if let Some(hedging) = strategy.hedging {
-                        let measured = match hedging.delay() {
-                            HedgeDelay::Quantile(q) => w.sketch.quantile(q),
-                            _ => None,
-                        };
-                        let call = HedgedCall::start(
-                            strategy,
-                            hedging,
-                            measured,
-                            rng,
-                            budget.clone(),
-                            settings,
-                            now,
-                        )?;
-                        let slot = w.table.insert(Request::Hedged {
-                            call,
-                            live: Vec::new(),
-                            used: Vec::new(),
-                            wake: None,
-                        });
-                        w.step(slot, now);
-                    } else {
-                        let call = Call::start(strategy, rng, budget.clone(), settings, now)?;
-                        let slot = w.table.insert(Request::Retried {
-                            call,
-                            attempt: None,
-                        });
-                        w.send(slot, now);
+                    let parent = w.fan.as_mut().map(|fan| {
+                        fan.metrics.first_try();
+                        fan.parents.insert(Parent {
+                            started: now,
+                            running: fanout,
+                            failed: false,
+                        })
+                    });
+                    for _ in 0..fanout {
+                        w.metrics.first_try();
+                        let rng = policies.fork();
+                        if let Some(hedging) = strategy.hedging {
+                            let measured = match hedging.delay() {
+                                HedgeDelay::Quantile(q) => w.sketch.quantile(q),
+                                _ => None,
+                            };
+                            let call = HedgedCall::start(
+                                strategy,
+                                hedging,
+                                measured,
+                                rng,
+                                budget.clone(),
+                                settings,
+                                now,
+                            )?;
+                            let slot = w.table.insert(Request::Hedged {
+                                call,
+                                live: Vec::new(),
+                                used: Vec::new(),
+                                wake: None,
+                            });
+                            w.own(slot, parent);
+                            w.step(slot, now);
+                        } else {
+                            let call = Call::start(strategy, rng, budget.clone(), settings, now)?;
+                            let slot = w.table.insert(Request::Retried {
+                                call,
+                                attempt: None,
+                            });
+                            w.own(slot, parent);
+                            w.send(slot, now);
+                        }
                     }
                 }
                 Event::Send(slot) => w.send(slot, now),
@@ -758,12 +870,21 @@ impl Workload for Tail {
             }
         }
         w.metrics.events = events;
-        let p999 = (!w.metrics.latency_us.is_empty())
-            .then(|| w.metrics.latency_us.value_at_quantile(0.999) as f64 / 1_000.0);
-        let mut row = w
-            .metrics
-            .row(strategy.name(), strategy.budget.map(|b| b.to_string()));
-        row.p999_ms = Some(p999);
+        let p999 = |m: &Metrics| {
+            (!m.latency_us.is_empty())
+                .then(|| m.latency_us.value_at_quantile(0.999) as f64 / 1_000.0)
+        };
+        let budget = strategy.budget.map(|b| b.to_string());
+        let mut row = w.metrics.row(strategy.name(), budget.clone());
+        row.p999_ms = Some(p999(&w.metrics));
+        if let Some(mut fan) = w.fan {
+            // Success and latency are the requests'; load and attempts the sub-requests'.
+            let whole = fan.metrics.row(strategy.name(), budget);
+            row.success_rate = whole.success_rate;
+            row.p50_ms = whole.p50_ms;
+            row.p99_ms = whole.p99_ms;
+            row.p999_ms = Some(p999(&fan.metrics));
+        }
         Ok(row)
     }
 }
@@ -956,6 +1077,37 @@ mod tests {
         assert_eq!(
             (w.attempt_timeout, w.load, w.replicas),
             (Some(Duration::from_millis(50)), 0.3, 3)
+        );
+    }
+
+    #[test]
+    fn a_request_that_fans_out_is_as_slow_as_its_slowest_sub_request() {
+        let one = short();
+        let ten = Tail {
+            fanout: 10,
+            ..short()
+        };
+        let s = Strategy::policy(AnyConfig::from(NoRetry::new()));
+        let (a, b) = (one.run(&s, 1).unwrap(), ten.run(&s, 1).unwrap());
+        // The same offered load of sub-requests, each served once.
+        assert_eq!(b.load, 1.0);
+        assert!((b.first_tries as f64 / a.first_tries as f64 - 1.0).abs() < 0.05);
+        // A tenth as many requests, each needing ten: many more of them meet a slow replica
+        // (here, pausing 5 % of the time, about two in five), so the median climbs into the
+        // tail, and the tail is no shorter.
+        assert!(b.p50_ms.unwrap() > 5.0 * a.p50_ms.unwrap(), "{a:?} {b:?}");
+        assert!(b.p99_ms.unwrap() >= a.p99_ms.unwrap(), "{a:?} {b:?}");
+        // The same seed gives the same row.
+        assert_eq!(b, ten.run(&s, 1).unwrap());
+        assert_eq!(
+            Tail {
+                fanout: 0,
+                ..short()
+            }
+            .run(&s, 1)
+            .unwrap_err()
+            .param(),
+            Some("fanout")
         );
     }
 

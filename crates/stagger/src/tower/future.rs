@@ -16,6 +16,7 @@ use tower_service::Service;
 use super::body::{Buffer, RetryBody, Source};
 use crate::classify::{Classifier, ClassifyOk};
 use crate::future::RetryFuture;
+use crate::hedge::HedgeFuture;
 use crate::hooks::{HookSet, PerRequest};
 use crate::notify::Notify;
 use crate::operation::{AsyncOperation, Operation};
@@ -247,6 +248,69 @@ where
     H::Clock: Clock,
     H::Budget: ForDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
+{
+    type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().run.poll(cx).map(report::settle)
+    }
+}
+
+pin_project! {
+    /// The future of a [`HedgeService`](super::HedgeService) call: the first response the
+    /// classifier accepts, or why the layer gave up.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct HedgeResponseFuture<Svc, ReqBody, P, H>
+    where
+        Svc: Service<Request<RetryBody<ReqBody>>>,
+        Svc: Clone,
+        ReqBody: Body,
+        P: PolicyConfig,
+        H: HookSet,
+        H::Classifier: Classifier<Svc::Error>,
+        H::Ok: ClassifyOk<Svc::Response>,
+        H::Clock: Clock,
+        H::Notify: Notify<Svc::Response, Svc::Error>,
+        H::Sleeper: Sleeper,
+        H::Budget: ForDestination,
+    {
+        #[pin]
+        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+    }
+}
+
+impl<Svc, ReqBody, P, H> HedgeResponseFuture<Svc, ReqBody, P, H>
+where
+    Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
+    ReqBody: Body,
+    P: PolicyConfig,
+    H: HookSet,
+    H::Classifier: Classifier<Svc::Error>,
+    H::Ok: ClassifyOk<Svc::Response>,
+    H::Clock: Clock,
+    H::Notify: Notify<Svc::Response, Svc::Error>,
+    H::Sleeper: Sleeper,
+    H::Budget: ForDestination,
+{
+    pub(super) fn new(
+        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+    ) -> Self {
+        Self { run }
+    }
+}
+
+impl<Svc, ReqBody, ResBody, P, H> Future for HedgeResponseFuture<Svc, ReqBody, P, H>
+where
+    Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
+    ReqBody: Body,
+    P: PolicyConfig,
+    H: HookSet,
+    H::Classifier: Classifier<Svc::Error>,
+    H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
+    H::Clock: Clock,
+    H::Notify: Notify<Svc::Response, Svc::Error>,
+    H::Sleeper: Sleeper,
+    H::Budget: ForDestination,
 {
     type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
 

@@ -44,6 +44,11 @@
 //!   [`OuterLayerOwnsRecovery`](StopReason::OuterLayerOwnsRecovery): the outer executor must
 //!   count it as a failure to retry it, by turning it into an error or with
 //!   `.ok_classifier(HttpClassifier::new())` on an operation that returns responses.
+//! - **Hedging instead of retrying** ([`hedge`](RetryLayer::hedge), a [`HedgeLayer`]): a copy
+//!   of a request that has gone unanswered for a while, to cut the tail a slow server makes;
+//!   the first accepted response wins and the others are dropped. Only a request whose body
+//!   can be replayed is sent twice, and only an idempotent one is in flight twice. See
+//!   [`Hedging`].
 //! - **A zero delay does not touch the timer**, and the future yields between such retries.
 //! - **A configuration file applies in one call**: [`RetryLayer::from_spec`].
 //!
@@ -135,16 +140,17 @@ use http_body::Body;
 use stagger_core::budget::ForDestination;
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{Nested, Settings, StopReason};
+use stagger_core::engine::{HedgeDelay, Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::policy::NoRetryPolicy;
+use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, Clock, ConfigError, PolicyConfig, Timestamp};
 use tower_layer::Layer;
 use tower_service::Service;
 
 pub use body::RetryBody;
 pub use classify::{ByIoCause, io_cause};
-pub use future::ResponseFuture;
+pub use future::{HedgeResponseFuture, ResponseFuture};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
@@ -233,7 +239,12 @@ impl RetryLayer<AnyConfig, SpecHooks> {
     ///
     /// The first [`ConfigError`] of the file, naming the field.
     pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
-        spec.refuse_hedging()?;
+        spec.refuse_hedging("the file hedges: build the layer with HedgeLayer::from_spec")?;
+        Self::from_spec_retrying(spec)
+    }
+
+    /// [`from_spec`](RetryLayer::from_spec) without the check for hedging.
+    fn from_spec_retrying(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
         let settings = spec.to_settings()?;
         let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
         Ok(RetryLayer::new(spec.to_config()?)?
@@ -431,19 +442,186 @@ where
     }
 
     fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
-        // The instance made ready by `poll_ready` goes with this request; the clone left behind
-        // must be made ready again before the next call, as tower requires.
-        let clone = self.inner.clone();
-        let ready = std::mem::replace(&mut self.inner, clone);
-        let layer = &*self.layer;
+        let ready = take_ready(&mut self.inner);
+        ResponseFuture::new(self.layer.run(ready, request, None).outcome())
+    }
+}
+
+/// The instance made ready by `poll_ready`, which goes with the request; the clone left behind
+/// must be made ready again before the next call, as tower requires.
+fn take_ready<Svc: Clone>(inner: &mut Svc) -> Svc {
+    let clone = inner.clone();
+    std::mem::replace(inner, clone)
+}
+
+/// The run of one request, as a layer makes it.
+type RequestRun<Svc, B, P, H> =
+    Retry<future::TowerOp<Svc, B>, crate::overrides::RequestPolicy<P>, crate::hooks::PerRequest<H>>;
+
+impl<P: PolicyConfig, H: HookSet + Clone> RetryLayer<P, H>
+where
+    H::Budget: ForDestination,
+{
+    /// The run of `request` on the `ready` service: the request's policy and settings (its
+    /// overrides, its idempotency), its hooks keyed by its destination. `max_attempts` is the
+    /// most attempts the run will make, if not the policy's (a hedged run's).
+    fn run<Svc, B: Body>(
+        &self,
+        ready: Svc,
+        request: Request<B>,
+        max_attempts: Option<u32>,
+    ) -> RequestRun<Svc, B, P, H> {
         let overrides = request.extensions().get::<RetryOverrides>();
         let (policy, settings) =
-            RetryOverrides::apply(overrides, layer.policy, layer.settings, || {
+            RetryOverrides::apply(overrides, self.policy, self.settings, || {
                 request_is_idempotent(&request)
             });
-        let hooks = per_request(&layer.hooks, || crate::http::destination(&request));
-        let op = future::TowerOp::new(ready, request, layer.buffer_limit, policy.max_attempts());
-        ResponseFuture::new(Retry::new(op, policy, hooks).settings(settings).outcome())
+        let hooks = per_request(&self.hooks, || crate::http::destination(&request));
+        let max_attempts = max_attempts.unwrap_or_else(|| policy.max_attempts());
+        let op = future::TowerOp::new(ready, request, self.buffer_limit, max_attempts);
+        Retry::new(op, policy, hooks).settings(settings)
+    }
+}
+
+impl<P, H> RetryLayer<P, H> {
+    /// Hedges each request instead of retrying it ([`Retry::hedge`](crate::Retry::hedge)):
+    /// sends a copy of the request when it has gone unanswered for `hedging`'s delay, takes the
+    /// first response the classifier accepts, and drops the others, which cancels them. The
+    /// layer's settings, classifiers, budget, gate and hooks apply as for a retried request;
+    /// every hedge is a retry to the budget. Only a request whose body can be replayed (an
+    /// empty one, or one [buffered](RetryLayer::buffer_bodies)) is sent more than once, and
+    /// only an idempotent one is ever in flight twice.
+    ///
+    /// A delay at a latency quantile reads the latencies of the layer's attempts, measured
+    /// into one [`LatencySketch`] per layer (give your own with
+    /// [`HedgeLayer::latencies`]): a layer in front of one service.
+    pub fn hedge(self, hedging: Hedging) -> HedgeLayer<P, H> {
+        let latencies = matches!(hedging.delay(), HedgeDelay::Quantile(_))
+            .then(|| Arc::new(LatencySketch::new()));
+        HedgeLayer {
+            retry: self,
+            hedging,
+            latencies,
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+impl HedgeLayer<AnyConfig, SpecHooks> {
+    /// A hedging layer as a configuration file with a `hedging` table describes it, in one
+    /// call: [`RetryLayer::from_spec`], then [`hedge`](RetryLayer::hedge) by the table.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
+    /// table is [`ConfigError::Unusable`] (use [`RetryLayer::from_spec`]).
+    pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        let Some(hedging) = spec.to_hedging()? else {
+            return Err(ConfigError::Unusable {
+                param: "hedging",
+                reason: "the file does not hedge: build the layer with RetryLayer::from_spec",
+            });
+        };
+        Ok(RetryLayer::from_spec_retrying(spec)?.hedge(hedging))
+    }
+}
+
+/// A tower [`Layer`] that hedges HTTP requests: [`RetryLayer::hedge`].
+#[derive(Clone)]
+#[must_use = "a layer does nothing until it wraps a service"]
+pub struct HedgeLayer<P = AnyConfig, H = LayerHooks> {
+    retry: RetryLayer<P, H>,
+    hedging: Hedging,
+    latencies: Option<Arc<LatencySketch>>,
+}
+
+impl<P, H> HedgeLayer<P, H> {
+    /// Measures the attempts' latencies into `latencies` (shared with other layers or
+    /// executors, say), and takes a delay at a quantile from it.
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        self.latencies = Some(latencies);
+        self
+    }
+}
+
+impl<P, H> fmt::Debug for HedgeLayer<P, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HedgeLayer")
+            .field("retry", &self.retry)
+            .field("hedging", &self.hedging)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<Svc, P: Clone, H: Clone> Layer<Svc> for HedgeLayer<P, H> {
+    type Service = HedgeService<Svc, P, H>;
+
+    fn layer(&self, inner: Svc) -> Self::Service {
+        HedgeService {
+            inner,
+            layer: Arc::new(self.clone()),
+        }
+    }
+}
+
+/// The service of a [`HedgeLayer`]: hedges each request it is given.
+pub struct HedgeService<Svc, P = AnyConfig, H = LayerHooks> {
+    inner: Svc,
+    layer: Arc<HedgeLayer<P, H>>,
+}
+
+impl<Svc: Clone, P, H> Clone for HedgeService<Svc, P, H> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            layer: Arc::clone(&self.layer),
+        }
+    }
+}
+
+impl<Svc: fmt::Debug, P, H> fmt::Debug for HedgeService<Svc, P, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HedgeService")
+            .field("inner", &self.inner)
+            .field("layer", &self.layer)
+            .finish()
+    }
+}
+
+impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for HedgeService<Svc, P, H>
+where
+    Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
+    ReqBody: Body,
+    P: PolicyConfig,
+    H: HookSet + Clone,
+    H::Classifier: Classifier<Svc::Error>,
+    H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
+    H::Sleeper: Sleeper,
+    H::Clock: Clock,
+    H::Budget: ForDestination,
+    H::Notify: Notify<Response<ResBody>, Svc::Error>,
+{
+    type Response = Response<ResBody>;
+    type Error = RetryError<Svc::Error>;
+    type Future = HedgeResponseFuture<Svc, ReqBody, P, H>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(unusable)
+    }
+
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        let ready = take_ready(&mut self.inner);
+        let layer = &*self.layer;
+        let hedging = layer.hedging;
+        let run = layer
+            .retry
+            .run(ready, request, Some(hedging.max_attempts()))
+            .hedge(hedging);
+        let run = match &layer.latencies {
+            Some(latencies) => run.latencies(Arc::clone(latencies)),
+            None => run,
+        };
+        HedgeResponseFuture::new(run.outcome())
     }
 }
 

@@ -634,3 +634,47 @@ where
     assert!(took < Duration::from_millis(1_000), "{took:?}");
     assert_eq!(server.count("/hang-once-post"), 1, "a POST is not repeated");
 }
+
+/// Hedging through one client: `send(path, method)` sends a request to `server.url(path)`
+/// through a client that hedges after 100 ms, two attempts in all, within a 1 s deadline, and
+/// gives the status it ends with (0 for an error without a response). The first attempt to
+/// `/hang-once…` hangs for 5 s: the hedge is served at once, and the server sees the first
+/// dropped when the hedge wins. A POST is never hedged: it waits alone, to the deadline.
+#[allow(dead_code)] // Not every test binary that includes this server uses it.
+pub(crate) async fn check_a_hedge<Send, Fut>(send: Send)
+where
+    Send: Fn(String, &'static str) -> Fut,
+    Fut: std::future::Future<Output = u16>,
+{
+    use stagger::Clock;
+    let server = start_server().await;
+    let clock = stagger::clock::MonotonicClock::starting_now();
+    assert_eq!(send(server.url("/hang-once-hedged"), "GET").await, 200);
+    let took = clock.now().since_origin();
+    assert!(
+        took >= Duration::from_millis(100) && took < Duration::from_millis(900),
+        "hedged at 100 ms and served: {took:?}"
+    );
+    let dropped = async {
+        while server.log().len() < 3 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(2), dropped)
+        .await
+        .expect("the loser is dropped");
+    assert_eq!(
+        server.log(),
+        [
+            "GET /hang-once-hedged",
+            "GET /hang-once-hedged",
+            "GET /hang-once-hedged dropped"
+        ]
+    );
+    assert_eq!(send(server.url("/hang-once-hedged-post"), "POST").await, 0);
+    assert_eq!(
+        server.count("/hang-once-hedged-post"),
+        1,
+        "a POST is not hedged"
+    );
+}
