@@ -897,3 +897,51 @@ fn the_tail_workload_reports_its_percentiles_and_an_attempt_timeout_cuts_the_tai
         assert!(stderr.contains(flag), "{bad:?}: {stderr}");
     }
 }
+
+/// `--hedge` runs each policy once per value, hedged rows named by their hedging, and bad
+/// values or workloads that do not hedge are refused with one line naming the flag.
+#[test]
+fn simulate_hedges_the_tail_and_refuses_what_it_cannot_hedge() {
+    let text = stdout(&[
+        "simulate",
+        "--workload",
+        "tail",
+        "--policy",
+        "immediate",
+        "--max-attempts",
+        "2",
+        "--duration",
+        "30s",
+        "--pause-every",
+        "29s",
+        "--hedge",
+        "none,30ms",
+        "--format",
+        "json",
+    ]);
+    let doc: Value = serde_json::from_str(&text).expect("one JSON object");
+    let rows = doc["results"].as_array().expect("rows");
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["policy"], "immediate");
+    assert_eq!(rows[1]["policy"], "hedge-30msx2");
+    let p999 = |r: &Value| r["p999_ms"].as_f64().unwrap();
+    assert!(p999(&rows[0]) > 5.0 * p999(&rows[1]), "{text}");
+    let load = rows[1]["load"].as_f64().unwrap();
+    assert!(load > 1.0 && load < 1.2, "{text}");
+    for (bad, flag) in [
+        (&["--workload", "tail", "--hedge", "p100"][..], "--hedge"),
+        (&["--workload", "tail", "--hedge", "fast"], "--hedge"),
+        (&["--workload", "tail", "--hedge", "-1ms"], "--hedge"),
+        (&["--workload", "open-loop", "--hedge", "p95"], "--hedge"),
+        (&["--workload", "tail", "--fanout", "0"], "--fanout"),
+        (&["--workload", "herd", "--fanout", "2"], "--fanout"),
+    ] {
+        let mut args = vec!["simulate", "--policy", "immediate"];
+        args.extend_from_slice(bad);
+        let out = stagger(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{bad:?}: {stderr}");
+        assert!(stderr.contains(flag), "{bad:?}: {stderr}");
+    }
+}

@@ -1081,6 +1081,26 @@ mod tests {
     }
 
     #[test]
+    fn a_hedged_run_is_the_same_for_the_same_seed_and_never_exceeds_its_attempts() {
+        use stagger_core::engine::Hedging;
+        for hedging in [
+            Hedging::quantile(9500, 2),
+            Hedging::fixed(Duration::from_millis(30), 3),
+        ] {
+            let s = immediate(2).with_hedging(Some(hedging));
+            let w = Tail {
+                fanout: 3,
+                ..short()
+            };
+            let row = w.run(&s, 7).unwrap();
+            assert_eq!(row, w.run(&s, 7).unwrap());
+            assert_ne!(row, w.run(&s, 8).unwrap());
+            assert!(row.load > 1.0 && row.load <= f64::from(hedging.max_attempts()));
+            assert_eq!(row.policy, s.name());
+        }
+    }
+
+    #[test]
     fn a_request_that_fans_out_is_as_slow_as_its_slowest_sub_request() {
         let one = short();
         let ten = Tail {
