@@ -469,3 +469,40 @@ fn a_hedging_policy_reads_from_yaml_too() {
         Hedging::fixed(MS(500), 3)
     );
 }
+
+/// An imported hedging policy runs as gRFC A6 says: hedges at its delay, a non-fatal code
+/// sends the next at once, any other code ends the run.
+#[test]
+fn an_imported_hedging_policy_runs_in_the_engine() {
+    use stagger_core::Timestamp;
+    use stagger_core::engine::{Answer, Hedge, Hedged, Run, Settings, StopReason};
+    use stagger_core::policy::NoRetryPolicy;
+
+    let config: ServiceConfig = serde_json::from_str(
+        r#"{ "methodConfig": [{ "name": [{ "service": "shop.Search" }],
+             "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s",
+                                "nonFatalStatusCodes": ["UNAVAILABLE"] } }] }"#,
+    )
+    .unwrap();
+    let policies = config.hedging_policies().unwrap();
+    let (_, hedging, codes) = policies[0].clone();
+    let ms = |n: u64| Timestamp::from_nanos(n * 1_000_000);
+    let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
+    let mut hedged = Hedged::new(run, hedging, None);
+    assert!(matches!(hedged.next(ms(0)), Hedge::Send(a) if a.number == 1));
+    assert_eq!(
+        hedged.next(ms(0)),
+        Hedge::Wait(std::time::Duration::from_millis(50))
+    );
+    // UNAVAILABLE is non-fatal: the next hedge goes at once.
+    let unavailable = codes.failure(StatusCode::Unavailable);
+    assert_eq!(hedged.answered(1, ms(10), Err(unavailable)), Answer::Lost);
+    assert!(matches!(hedged.next(ms(10)), Hedge::Send(a) if a.number == 2));
+    // INVALID_ARGUMENT is not: the run ends.
+    let invalid = codes.failure(StatusCode::InvalidArgument);
+    let Answer::Stop(stopped) = hedged.answered(2, ms(20), Err(invalid)) else {
+        panic!("a fatal code ends the run");
+    };
+    assert_eq!(stopped.reason, StopReason::NotRetryable);
+    assert_eq!(stopped.summary.attempts, 2);
+}

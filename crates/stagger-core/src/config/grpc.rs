@@ -524,6 +524,30 @@ impl RetryableCodes {
         self.0 == 0
     }
 
+    /// What a failed call that ended with `code` is to the engine, as gRFC A6 reads the set:
+    /// [`Failure::Retryable`](crate::Failure::Retryable) for a code in it (a retryable code of
+    /// a retry policy, a non-fatal code of a hedging policy: the call may have taken effect),
+    /// [`Failure::Permanent`](crate::Failure::Permanent) for any other (which stops a retried
+    /// run, and a hedged run with the attempts it has in flight). The classifier of a gRPC
+    /// client calls it for every status but `OK`.
+    ///
+    /// ```
+    /// use stagger_core::Failure;
+    /// use stagger_core::config::grpc::{RetryableCodes, StatusCode};
+    ///
+    /// let non_fatal: RetryableCodes = [StatusCode::Unavailable].into_iter().collect();
+    /// assert_eq!(non_fatal.failure(StatusCode::Unavailable), Failure::Retryable);
+    /// assert_eq!(non_fatal.failure(StatusCode::InvalidArgument), Failure::Permanent);
+    /// ```
+    #[must_use]
+    pub const fn failure(self, code: StatusCode) -> crate::Failure {
+        if self.contains(code) {
+            crate::Failure::Retryable
+        } else {
+            crate::Failure::Permanent
+        }
+    }
+
     /// The codes, in numeric order.
     pub fn iter(self) -> impl Iterator<Item = StatusCode> {
         StatusCode::ALL
