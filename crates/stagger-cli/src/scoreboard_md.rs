@@ -229,7 +229,44 @@ pub(crate) fn document(board: &Scoreboard) -> String {
         }),
     ));
     s.push_str(&spike_hedging_text(&board.spike));
-    let _ = writeln!(s, "\n## `ramp`: 40 rising to 80 requests/s\n");
+    if !board.spike_recovery.is_empty() {
+        let seeds = stagger_sim::scoreboard::SPIKE_SEEDS;
+        let _ = write!(
+            s,
+            "\nOver world seeds {} to {} (the source averages 10 unseeded runs, which go one \
+             way or the other near the tipping point), the runs that recover, with a tail \
+             goodput ratio of at least {}: ",
+            board.seed,
+            last_seed(board.seed, seeds),
+            stagger_sim::scoreboard::RECOVERED
+        );
+        let parts: Vec<String> = board
+            .spike_recovery
+            .iter()
+            .map(|r| {
+                format!(
+                    "`{}` {} of {} (mean tail goodput ratio {})",
+                    r.label,
+                    r.recovered,
+                    r.runs,
+                    num(r.mean_ratio)
+                )
+            })
+            .collect();
+        let _ = writeln!(s, "{}.", parts.join("; "));
+    }
+    let ramp = stagger_sim::workload::spike::Ramp::default();
+    let peak = ramp.rate * ramp.peak_factor;
+    let at = ramp.peak_at.as_secs_f64();
+    let _ = writeln!(
+        s,
+        "\n## `ramp`: {} requests/s rising to {} at {}, then falling to none at {}\n",
+        ramp.rate,
+        peak,
+        stagger_core::duration::human(ramp.peak_at),
+        std::time::Duration::try_from_secs_f64(at + at * peak / (peak - ramp.rate))
+            .map_or_else(|_| "never".to_owned(), stagger_core::duration::human),
+    );
     s.push_str(&table(
         &["Strategy", "Tail goodput / offered", "Attempts"],
         label_rows(&board.ramp, |r| {
