@@ -85,8 +85,9 @@ pub struct Scoreboard {
     pub contention_sweep: Vec<SweepPoint>,
     /// W2's strategies against the failure rate.
     pub open_loop: Vec<SweepPoint>,
-    /// W2 with few big clients (100 x 10/s) and many small ones (1000 x 1/s), at failure
-    /// rates 0.05 and 0.5: labels "100 x 10/s, STRATEGY" and "1000 x 1/s, STRATEGY".
+    /// W2's client-count experiment as Brooker's `run_sims_clients` runs it: 100 requests a
+    /// second in all, over 10, 100 and 1000 clients ([`W2_CLIENTS`]), at failure rates 0.05 and
+    /// 0.5: labels such as "10 x 10/s, STRATEGY" and "1000 x 0.1/s, STRATEGY" ([`w2_shape`]).
     pub many_small: Vec<SweepPoint>,
     /// W3: open and serial clients, with and without backoff, at a 50 % failure rate.
     pub serial: Vec<Labelled>,
@@ -502,6 +503,18 @@ pub mod tail_labels {
     pub const FANOUT_NO_HEDGING: &str = "fan-out, no hedging";
     /// Fanning out, each sub-request hedged at the measured 95th percentile.
     pub const FANOUT_HEDGE_P95: &str = "fan-out, hedge at p95";
+}
+
+/// The client counts of W2's client-count experiment (Brooker's `run_sims_clients`).
+pub const W2_CLIENTS: [u64; 3] = [10, 100, 1_000];
+
+/// The requests a second all clients of that experiment send together.
+pub const W2_TOTAL_RATE: f64 = 100.0;
+
+/// The label of `clients` clients sharing [`W2_TOTAL_RATE`]: "10 x 10/s", "1000 x 0.1/s".
+#[must_use]
+pub fn w2_shape(clients: u64) -> String {
+    format!("{clients} x {}/s", W2_TOTAL_RATE / clients as f64)
 }
 
 /// The world seeds, from the board's on, over which the spike's published strategies are run
@@ -1103,7 +1116,7 @@ impl Scoreboard {
         let small_jobs: Vec<(f64, u64, &'static str, Strategy)> = [0.05, 0.5]
             .into_iter()
             .flat_map(|x| {
-                [100u64, 1_000].into_iter().flat_map(move |clients| {
+                W2_CLIENTS.into_iter().flat_map(move |clients| {
                     open_loop::published_strategies()
                         .into_iter()
                         .map(move |(l, s)| (x, clients, l, s))
@@ -1114,10 +1127,10 @@ impl Scoreboard {
             let model = OpenLoop {
                 failure_rate: *x,
                 clients: *clients,
-                rate: 1_000.0 / *clients as f64,
+                rate: W2_TOTAL_RATE / *clients as f64,
                 ..OpenLoop::default()
             };
-            let shape = format!("{clients} x {}/s", 1_000 / clients);
+            let shape = w2_shape(*clients);
             Ok((
                 *x,
                 labelled(format!("{shape}, {label}"), model.run(s, seed)?),
@@ -1529,8 +1542,9 @@ impl Scoreboard {
             "open-loop",
             "W2: with many small clients the bucket tends to \"N retries\" and the breaker to \"none\"",
             (|| {
-                let big = |x, l| share("100 x 10/s", x, l);
-                let small = |x, l| share("1000 x 1/s", x, l);
+                let (few, many) = (w2_shape(W2_CLIENTS[0]), w2_shape(W2_CLIENTS[2]));
+                let big = |x, l| share(&few, x, l);
+                let small = |x, l| share(&many, x, l);
                 let (b_big, b_small) = (big(0.5, "token bucket")?, small(0.5, "token bucket")?);
                 let (c_big, c_small) = (
                     big(0.05, "circuit breaker")?,
@@ -1538,7 +1552,7 @@ impl Scoreboard {
                 );
                 Some((
                     format!(
-                        "share of 3 retries' extra load kept, 100 x 10/s -> 1000 x 1/s: token bucket {b_big:.2} -> {b_small:.2} at x = 0.5, circuit breaker {c_big:.2} -> {c_small:.2} at x = 0.05"
+                        "100 req/s in all, as published; share of 3 retries' extra load kept, {few} -> {many}: token bucket {b_big:.2} -> {b_small:.2} at x = 0.5, circuit breaker {c_big:.2} -> {c_small:.2} at x = 0.05"
                     ),
                     b_small > 2.0 * b_big && c_small < 0.5 * c_big,
                 ))

@@ -178,18 +178,21 @@ fn the_bucket_caps_extra_load_and_the_breaker_trips_early() {
 /// `(load - 1) / (load of 3 retries - 1)`. Where the bucket never binds (low `x`), it is 1 in both.
 #[test]
 fn with_many_small_clients_the_bucket_tends_to_retries_and_the_breaker_to_none() {
+    use stagger_sim::scoreboard::{W2_CLIENTS, W2_TOTAL_RATE};
+    // As Brooker's `run_sims_clients` sets it up: the same 100 requests a second in all, over
+    // few clients and over many.
     let xs = [0.05, 0.1, 0.3, 0.5, 0.9];
-    let big = w2_table("defaults: 100 clients x 10/s", Overrides::default(), &xs);
-    let small_o = Overrides {
-        clients: Some(1_000),
-        rate: Some(1.0),
+    let shape = |clients: u64| Overrides {
+        clients: Some(clients),
+        rate: Some(W2_TOTAL_RATE / clients as f64),
         ..Overrides::default()
     };
-    let small = w2_table("many small clients: 1000 clients x 1/s", small_o, &xs);
+    let big = w2_table("few big clients", shape(W2_CLIENTS[0]), &xs);
+    let small = w2_table("many small clients", shape(W2_CLIENTS[2]), &xs);
     let share = |rows: &[(&'static str, ResultRow)], name: &str| {
         (load_of(rows, name) - 1.0) / (load_of(rows, "3 retries") - 1.0)
     };
-    eprintln!("share of the extra load of 3 retries kept, 100 x 10/s -> 1000 x 1/s:");
+    eprintln!("share of the extra load of 3 retries kept, few big -> many small clients:");
     for ((x, big), (_, small)) in big.iter().zip(&small) {
         let (b_big, b_small) = (share(big, "token bucket"), share(small, "token bucket"));
         let (c_big, c_small) = (
@@ -362,22 +365,12 @@ fn invalid_overrides_are_refused_by_name() {
             "{too_many}"
         );
     }
-    for r in [0.0, -1.0, 1e5 + 1.0, f64::NAN, f64::INFINITY] {
-        assert_eq!(
-            param(WorkloadKind::OpenLoop, Overrides { rate: Some(r), ..d }),
-            Some("rate")
-        );
+    // Both pace their clients at a rate: the serial ones as the source's `SerialClient` does.
+    for kind in [WorkloadKind::OpenLoop, WorkloadKind::Serial] {
+        for r in [0.0, -1.0, 1e5 + 1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(param(kind, Overrides { rate: Some(r), ..d }), Some("rate"));
+        }
     }
-    assert_eq!(
-        param(
-            WorkloadKind::Serial,
-            Overrides {
-                rate: Some(10.0),
-                ..d
-            }
-        ),
-        Some("rate")
-    );
     // The event budget: too much work is refused up front.
     let huge = Overrides {
         clients: Some(100_000),
@@ -423,4 +416,33 @@ fn the_edges_of_the_failure_rate() {
     assert_eq!((always.success_rate, always.load), (0.0, 4.0));
     let always = WorkloadKind::Serial.run(&at(1.0), &s, 3).unwrap();
     assert_eq!((always.success_rate, always.load), (0.0, 4.0));
+}
+
+/// W3's serial clients are paced as the source's `SerialClient`: about `rate` calls a second
+/// each when calls are quick, one call in flight, the next at once when one took longer than
+/// its draw.
+#[test]
+fn serial_clients_start_calls_at_their_rate() {
+    let s = Strategy::policy(stagger_core::AnyConfig::from(
+        stagger_core::policy::NoRetry::new(),
+    ));
+    let quick = Overrides {
+        failure_rate: Some(0.0),
+        ..Overrides::default()
+    };
+    let row = WorkloadKind::Serial.run(&quick, &s, 1).unwrap();
+    // 100 clients x 10 a second x 10 s, within Poisson noise; back to back they would make
+    // about 100 x 10 s / 10 ms = 100 000.
+    let calls = row.first_tries as f64;
+    assert!((9_500.0..10_500.0).contains(&calls), "{calls}");
+    // Slow calls (a second each, far above the 100 ms between starts) run back to back.
+    let slow = Serial {
+        rtt: stagger_sim::dist::Delay::Constant {
+            nanos: 1_000_000_000,
+        },
+        failure_rate: 0.0,
+        ..Serial::default()
+    };
+    let row = slow.run(&s, 1).unwrap();
+    assert_eq!(row.first_tries, 100 * 10, "{row:?}");
 }

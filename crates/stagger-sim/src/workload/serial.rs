@@ -2,12 +2,14 @@
 //!
 //! The closed clients of Marc Brooker's "What is Backoff For?" (2022), the W3 setup of docs/scoreboard.md, on the
 //! server of W2 ([`open_loop`](super::open_loop)). `clients` serial clients (default 100) each
-//! have one call in flight: a client starts a request, retries it as its policy says, and when
-//! the request ends (success or give-up) starts the next one at once, with no think time, for
-//! `duration` (default 10 s). All clients start their first request at time zero. Each attempt
-//! takes one round trip drawn from `Exp(mean 10 ms)`, and the server fails it independently with
-//! probability `failure_rate` (default 0.5), with a retryable error. Each client holds its own
-//! budget. No request starts at or after `duration`; the ones in flight then run to completion.
+//! have one call in flight and start calls at about `rate` a second (default 10), as the
+//! source's `SerialClient` paces them: when a request ends (success or give-up), the next
+//! starts `max(0, Exp(1 / rate) - (time since the last one started))` later, so a client that
+//! spent longer than its draw on a request starts the next at once. The first starts after one
+//! such draw from time zero. Requests start for `duration` (default 10 s); the ones in flight
+//! then run to completion. Each attempt takes one round trip drawn from `Exp(mean 10 ms)`, and
+//! the server fails it independently with probability `failure_rate` (default 0.5), with a
+//! retryable error. Each client holds its own budget.
 //!
 //! Because a serial client only sends its next request once the previous one is over, time
 //! spent backing off is time it does not spend sending first tries. Published: backoff barely
@@ -18,8 +20,7 @@
 //! clients' side of the comparison.
 //!
 //! A request that the budget refuses outright (only `sre-adaptive` refuses first attempts) ends
-//! at once, and the client starts its next one at the same instant; a run that spins this way
-//! past [`Serial::MAX_EVENTS`] stops with [`SimError::TooLarge`].
+//! at once, and the client paces its next one as after any other.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -36,7 +37,7 @@ use super::{
     Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
     check_failure_rate, check_window, refuse_hedging,
 };
-use crate::dist::Delay;
+use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, grown, ns, peak};
 use crate::metrics::{Metrics, ResultRow};
@@ -48,6 +49,9 @@ use crate::strategy::{Strategy, client_budget_bytes};
 pub struct Serial {
     /// Serial clients, one call in flight each (1 to [`Serial::MAX_CLIENTS`]).
     pub clients: u64,
+    /// The rate at which each client starts calls, when its calls are quick enough, in calls a
+    /// second (in (0, 1e5]).
+    pub rate: f64,
     /// How long clients start new requests, longer than 0 and at most a day.
     pub duration: Duration,
     /// The server's independent failure probability per attempt, in [0, 1].
@@ -62,6 +66,7 @@ impl Default for Serial {
     fn default() -> Self {
         Self {
             clients: 100,
+            rate: 10.0,
             duration: Duration::from_secs(10),
             failure_rate: 0.5,
             rtt: Delay::Exponential { mean: 10_000_000 },
@@ -113,12 +118,18 @@ fn mean_floor(delay: &Delay) -> f64 {
 struct Client {
     server: SeededRng,
     policies: SeededRng,
+    /// Draws the gaps between the starts of its calls.
+    pacing: SeededRng,
     budget: Rc<dyn Budget>,
     call: Option<Call>,
+    /// When its latest call started (or was due to).
+    last_start: Nanos,
 }
 
 #[derive(Clone, Copy)]
 enum Event {
+    /// Client `c` starts its next request.
+    Start(u32),
     /// Client `c` sends the next attempt of its request.
     Send(u32),
     /// The answer to client `c`'s attempt comes back: success or not.
@@ -138,54 +149,58 @@ impl Serial {
         check_events(events, max_events)
     }
 
-    /// Starts client `c`'s requests at `now` until one sends its first attempt (or time is up):
-    /// the time its answer comes back and whether it succeeded.
-    fn next_request(
+    /// When client `client`, whose request ended at `now`, starts its next one: a gap of
+    /// `Exp(1 / rate)` after its last start, or at once if that has passed; `None` once no
+    /// request starts any more.
+    fn next_start(&self, client: &mut Client, now: Nanos) -> Option<Nanos> {
+        client.call = None;
+        let gap = exponential(&mut client.pacing, 1e9 / self.rate) as Nanos;
+        let at = client.last_start.saturating_add(gap).max(now);
+        client.last_start = at;
+        (at < nanos(self.duration)).then_some(at)
+    }
+
+    /// Starts a request of client `client` at `now`: the time the answer to its first attempt
+    /// comes back and whether it succeeded, or `None` if the budget refused it outright.
+    fn start_request(
         &self,
         strategy: &Strategy,
         client: &mut Client,
         now: Nanos,
         metrics: &mut Metrics,
-        events: &mut u64,
-        max_events: u64,
     ) -> Result<Option<(Nanos, bool)>, SimError> {
-        client.call = None;
-        if now >= nanos(self.duration) {
-            return Ok(None);
+        metrics.first_try();
+        let mut call = Call::start(
+            strategy,
+            client.policies.fork(),
+            client.budget.clone(),
+            Settings::new(),
+            now,
+        )?;
+        let answer = send(
+            &mut call,
+            now,
+            &self.rtt,
+            self.failure_rate,
+            &mut client.server,
+            metrics,
+        );
+        if answer.is_some() {
+            client.call = Some(call);
         }
-        loop {
-            *events += 1;
-            self.check(*events, max_events)?;
-            metrics.first_try();
-            let mut call = Call::start(
-                strategy,
-                client.policies.fork(),
-                client.budget.clone(),
-                Settings::new(),
-                now,
-            )?;
-            if let Some(answer) = send(
-                &mut call,
-                now,
-                &self.rtt,
-                self.failure_rate,
-                &mut client.server,
-                metrics,
-            ) {
-                client.call = Some(call);
-                return Ok(Some(answer));
-            }
-        }
+        Ok(answer)
     }
 }
 
 impl Workload for Serial {
     const KIND: WorkloadKind = WorkloadKind::Serial;
 
-    const ACCEPTS: &'static [&'static str] = &["clients", "duration", "failure_rate", "window"];
+    const ACCEPTS: &'static [&'static str] =
+        &["clients", "rate", "duration", "failure_rate", "window"];
 
     fn set(&mut self, o: &Overrides) {
         self.clients = o.clients.unwrap_or(self.clients);
+        self.rate = o.rate.unwrap_or(self.rate);
         self.duration = o.duration.unwrap_or(self.duration);
         self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
         self.window = o.window.unwrap_or(self.window);
@@ -193,6 +208,12 @@ impl Workload for Serial {
 
     fn validate(&self) -> Result<(), SimError> {
         check_clients(self.clients, Self::MAX_CLIENTS)?;
+        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e5) {
+            return Err(SimError::Invalid {
+                param: "rate",
+                allowed: "in (0, 1e5] calls per second",
+            });
+        }
         check_duration(self.duration)?;
         check_failure_rate(self.failure_rate)?;
         check_window(self.window)?;
@@ -212,10 +233,11 @@ impl Workload for Serial {
         Ok(())
     }
 
-    /// Each client runs requests back to back for `duration`, each lasting its attempts'
-    /// round trips and its retries' delays: `duration / lifetime + 1` requests per client,
-    /// lifetimes counted up to `duration` (the last request runs to its end). A request is one event, each attempt one, each retry
-    /// one more: `2 x attempts` per request. A budget can cut every request short, and its
+    /// Each client runs requests one at a time for `duration`, each lasting its attempts'
+    /// round trips and its retries' delays, and no more than `rate` a second: the fewer of
+    /// `duration / lifetime` and `rate x duration`, plus one, requests per client, lifetimes
+    /// counted up to `duration` (the last request runs to its end). A request is one event to
+    /// start, each attempt one, each retry one more: `2 x attempts + 1` per request. A budget can cut every request short, and its
     /// client then starts the next at once, so with one the estimate is the most a client
     /// can do: an attempt per round trip. Requests that a budget refuses outright
     /// (`sre-adaptive`) are not modelled. Memory is every client with its one request, and
@@ -229,12 +251,14 @@ impl Workload for Serial {
         // Requests that would outlive the run count as lasting the run: a client does many
         // short requests before it meets the rare long one, not `duration / mean`.
         let lifetime = plan.lifetime_within(self.failure_rate, rtt, duration);
-        let requests = n * (duration / lifetime + 1.0);
+        // Paced at `rate`: no more requests than that, however short they are.
+        let paced = self.rate * duration / 1e9;
+        let requests = n * ((duration / lifetime).min(paced) + 1.0);
         let events = if strategy.budget.is_some() {
-            // At most an attempt per round trip, and the last request's.
-            2.0 * n * (duration / rtt + attempts)
+            // At most an attempt per round trip, and the last request's, and a start each.
+            2.0 * n * (duration / rtt + attempts) + requests
         } else {
-            2.0 * requests * attempts
+            2.0 * requests * attempts + requests
         };
         let retries_per_ns = requests * (attempts - 1.0) / duration;
         let window = peak(retries_per_ns * ns(self.window)).min(requests * attempts);
@@ -269,27 +293,41 @@ impl Workload for Serial {
                 Some(unlimited) => unlimited.clone(),
                 None => strategy.client_budget(budget_rng),
             };
+            let pacing = world.fork();
             clients.push(Client {
                 server,
                 policies,
+                pacing,
                 budget,
                 call: None,
+                last_start: 0,
             });
         }
         let mut metrics = Metrics::new(nanos(self.window));
         let mut queue = EventQueue::new();
         let mut events = 0u64;
         for (c, client) in clients.iter_mut().enumerate() {
-            if let Some((back, ok)) =
-                self.next_request(strategy, client, 0, &mut metrics, &mut events, max_events)?
-            {
-                queue.push(back, Event::Answer(c as u32, ok));
+            if let Some(at) = self.next_start(client, 0) {
+                queue.push(at, Event::Start(c as u32));
             }
         }
         while let Some((now, event)) = queue.pop() {
             events += 1;
             self.check(events, max_events)?;
             let (c, answer) = match event {
+                Event::Start(c) => {
+                    let client = &mut clients[c as usize];
+                    match self.start_request(strategy, client, now, &mut metrics)? {
+                        Some(answer) => (c, Some(answer)),
+                        None => {
+                            // Refused outright: the next is paced as after any request.
+                            if let Some(at) = self.next_start(client, now) {
+                                queue.push(at, Event::Start(c));
+                            }
+                            continue;
+                        }
+                    }
+                }
                 Event::Send(c) => {
                     let client = &mut clients[c as usize];
                     let Some(call) = client.call.as_mut() else {
@@ -304,17 +342,12 @@ impl Workload for Serial {
                         &mut metrics,
                     ) {
                         Some(answer) => (c, Some(answer)),
-                        None => (
-                            c,
-                            self.next_request(
-                                strategy,
-                                client,
-                                now,
-                                &mut metrics,
-                                &mut events,
-                                max_events,
-                            )?,
-                        ),
+                        None => {
+                            if let Some(at) = self.next_start(client, now) {
+                                queue.push(at, Event::Start(c));
+                            }
+                            continue;
+                        }
                     }
                 }
                 Event::Answer(c, ok) => {
@@ -327,17 +360,12 @@ impl Workload for Serial {
                             queue.push(at, Event::Send(c));
                             continue;
                         }
-                        Next::Done => (
-                            c,
-                            self.next_request(
-                                strategy,
-                                client,
-                                now,
-                                &mut metrics,
-                                &mut events,
-                                max_events,
-                            )?,
-                        ),
+                        Next::Done => {
+                            if let Some(at) = self.next_start(client, now) {
+                                queue.push(at, Event::Start(c));
+                            }
+                            continue;
+                        }
                     }
                 }
             };
