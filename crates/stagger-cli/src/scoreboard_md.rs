@@ -102,6 +102,19 @@ pub(crate) fn document(board: &Scoreboard) -> String {
         board.seed
     );
     let _ = writeln!(s, "## Published findings beside ours\n");
+    let _ = writeln!(
+        s,
+        "The published findings come from the catalog's own page for `constant` and from four \
+         published simulations, labelled W1 to W4 below: **W1** is the AWS Architecture Blog's \
+         2015 contention simulation (\"Exponential Backoff And Jitter\", \
+         github.com/aws-samples/aws-arch-backoff-simulator); **W2** and **W3** are Marc \
+         Brooker's 2022 retry simulations (\"What is Backoff For?\" and its code, \
+         `retry_sim.py`: open clients with retry budgets and breakers, then serial clients); \
+         **W4** is Brooker's 2023 simple collapse simulation (github.com/mbrooker/simulator_example, \
+         `simple_collapse_sim/sim.py`), the model behind the metastable failures of Bronson et \
+         al. (HotOS 2021). A *world seed* is the one number every random generator of a run is \
+         derived from: the same world seed gives the same bytes.\n"
+    );
     let rows = board
         .fidelity
         .iter()
