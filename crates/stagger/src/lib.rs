@@ -63,3 +63,8 @@ pub mod blocking {
     pub use crate::blocking_retry::{BlockingHooks, Retryable, retry};
     pub use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 }
+
+/// The cookbook (`docs/cookbook.md`), whose code runs as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/cookbook.md")]
+pub mod cookbook {}
