@@ -237,11 +237,10 @@ impl Workload for Serial {
     /// round trips and its retries' delays, and no more than `rate` a second: the fewer of
     /// `duration / lifetime` and `rate x duration`, plus one, requests per client, lifetimes
     /// counted up to `duration` (the last request runs to its end). A request is one event to
-    /// start, each attempt one, each retry one more: `2 x attempts + 1` per request. A budget can cut every request short, and its
-    /// client then starts the next at once, so with one the estimate is the most a client
-    /// can do: an attempt per round trip. Requests that a budget refuses outright
-    /// (`sre-adaptive`) are not modelled. Memory is every client with its one request, and
-    /// one pending event each.
+    /// start, each attempt one, each retry one more: `2 x attempts + 1` per request. A budget
+    /// only takes retries away, and its client paces the next request as after any other, so
+    /// the same bound holds with one. Memory is every client with its one request, and one
+    /// pending event each.
     fn estimate(&self, strategy: &Strategy) -> Estimate {
         let plan = Plan::new(strategy);
         let n = self.clients as f64;
@@ -254,12 +253,9 @@ impl Workload for Serial {
         // Paced at `rate`: no more requests than that, however short they are.
         let paced = self.rate * duration / 1e9;
         let requests = n * ((duration / lifetime).min(paced) + 1.0);
-        let events = if strategy.budget.is_some() {
-            // At most an attempt per round trip, and the last request's, and a start each.
-            2.0 * n * (duration / rtt + attempts) + requests
-        } else {
-            2.0 * requests * attempts + requests
-        };
+        // A budget only takes retries away, and a request it refuses outright is paced like
+        // any other: the same bound holds with one.
+        let events = 2.0 * requests * attempts + requests;
         let retries_per_ns = requests * (attempts - 1.0) / duration;
         let window = peak(retries_per_ns * ns(self.window)).min(requests * attempts);
         let bytes = n
