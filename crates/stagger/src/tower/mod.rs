@@ -362,10 +362,7 @@ impl<Svc, P: Clone, H: Clone> Layer<Svc> for RetryLayer<P, H> {
     type Service = RetryService<Svc, P, H>;
 
     fn layer(&self, inner: Svc) -> Self::Service {
-        RetryService {
-            inner,
-            layer: Arc::new(self.clone()),
-        }
+        Layered::new(inner, self)
     }
 }
 
@@ -380,12 +377,29 @@ impl<P, H> fmt::Debug for RetryLayer<P, H> {
 
 /// The service of a [`RetryLayer`]: retries each request it is given; see the
 /// [module docs](self).
-pub struct RetryService<Svc, P = AnyConfig, H = LayerHooks> {
+pub type RetryService<Svc, P = AnyConfig, H = LayerHooks> = Layered<Svc, RetryLayer<P, H>>;
+
+/// The service of a [`HedgeLayer`]: hedges each request it is given.
+pub type HedgeService<Svc, P = AnyConfig, H = LayerHooks> = Layered<Svc, HedgeLayer<P, H>>;
+
+/// A service wrapped by a layer of this module, `L` ([`RetryService`], [`HedgeService`]): the
+/// inner service, and the layer's configuration shared by every clone.
+pub struct Layered<Svc, L> {
     inner: Svc,
-    layer: Arc<RetryLayer<P, H>>,
+    layer: Arc<L>,
 }
 
-impl<Svc, P, H> RetryService<Svc, P, H> {
+impl<Svc, L> Layered<Svc, L> {
+    fn new(inner: Svc, layer: &L) -> Self
+    where
+        L: Clone,
+    {
+        Self {
+            inner,
+            layer: Arc::new(layer.clone()),
+        }
+    }
+
     /// The inner service.
     pub fn get_ref(&self) -> &Svc {
         &self.inner
@@ -402,7 +416,7 @@ impl<Svc, P, H> RetryService<Svc, P, H> {
     }
 }
 
-impl<Svc: Clone, P, H> Clone for RetryService<Svc, P, H> {
+impl<Svc: Clone, L> Clone for Layered<Svc, L> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -411,16 +425,16 @@ impl<Svc: Clone, P, H> Clone for RetryService<Svc, P, H> {
     }
 }
 
-impl<Svc: fmt::Debug, P, H> fmt::Debug for RetryService<Svc, P, H> {
+impl<Svc: fmt::Debug, L: fmt::Debug> fmt::Debug for Layered<Svc, L> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RetryService")
+        f.debug_struct("Layered")
             .field("inner", &self.inner)
             .field("layer", &self.layer)
             .finish()
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for RetryService<Svc, P, H>
+impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for Layered<Svc, RetryLayer<P, H>>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
@@ -557,38 +571,11 @@ impl<Svc, P: Clone, H: Clone> Layer<Svc> for HedgeLayer<P, H> {
     type Service = HedgeService<Svc, P, H>;
 
     fn layer(&self, inner: Svc) -> Self::Service {
-        HedgeService {
-            inner,
-            layer: Arc::new(self.clone()),
-        }
+        Layered::new(inner, self)
     }
 }
 
-/// The service of a [`HedgeLayer`]: hedges each request it is given.
-pub struct HedgeService<Svc, P = AnyConfig, H = LayerHooks> {
-    inner: Svc,
-    layer: Arc<HedgeLayer<P, H>>,
-}
-
-impl<Svc: Clone, P, H> Clone for HedgeService<Svc, P, H> {
-    fn clone(&self) -> Self {
-        Self {
-            inner: self.inner.clone(),
-            layer: Arc::clone(&self.layer),
-        }
-    }
-}
-
-impl<Svc: fmt::Debug, P, H> fmt::Debug for HedgeService<Svc, P, H> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HedgeService")
-            .field("inner", &self.inner)
-            .field("layer", &self.layer)
-            .finish()
-    }
-}
-
-impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for HedgeService<Svc, P, H>
+impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for Layered<Svc, HedgeLayer<P, H>>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
