@@ -1408,9 +1408,10 @@ impl Scoreboard {
                 get("None")?,
             ))
         })();
-        let checks: [(&str, Check); 8] = [
+        // Each check beside the published wording it checks.
+        let checks: [(&'static str, Check); 8] = [
             (
-                "full jitter more than halves the work of exponential",
+                "W1 (AWS 2015): full jitter more than halves the work of un-jittered exponential at 100 clients",
                 |(ex, _, _, fu, _)| {
                     (
                         fu.0 < ex.0 / 2.0,
@@ -1419,7 +1420,7 @@ impl Scoreboard {
                 },
             ),
             (
-                "full and equal jitter do about the same work",
+                "W1: full and equal jitter do about the same work",
                 |(_, _, eq, fu, _)| {
                     (
                         (fu.0 - eq.0).abs() < 0.25 * fu.0,
@@ -1428,7 +1429,7 @@ impl Scoreboard {
                 },
             ),
             (
-                "decorrelated does more work than full jitter",
+                "W1: decorrelated jitter does more work than full jitter",
                 |(_, de, _, fu, _)| {
                     (
                         de.0 > fu.0,
@@ -1437,7 +1438,7 @@ impl Scoreboard {
                 },
             ),
             (
-                "decorrelated finishes slightly sooner than full jitter",
+                "W1: decorrelated jitter finishes slightly sooner than full jitter",
                 |(_, de, _, fu, _)| {
                     (
                         de.1 < fu.1 && de.1 > 0.8 * fu.1,
@@ -1449,7 +1450,7 @@ impl Scoreboard {
                 },
             ),
             (
-                "equal jitter is much slower than full jitter",
+                "W1: equal jitter is much slower than full jitter",
                 |(_, _, eq, fu, _)| {
                     (
                         eq.1 > 1.25 * fu.1,
@@ -1458,7 +1459,7 @@ impl Scoreboard {
                 },
             ),
             (
-                "exponential is by far the slowest",
+                "W1: un-jittered exponential is by far the slowest",
                 |(ex, de, eq, fu, no)| {
                     let next = de.1.max(eq.1).max(fu.1).max(no.1);
                     (
@@ -1470,7 +1471,7 @@ impl Scoreboard {
                     )
                 },
             ),
-            ("no backoff finishes fastest", |(ex, de, eq, fu, no)| {
+            ("W1: no backoff finishes fastest", |(ex, de, eq, fu, no)| {
                 let fastest = ex.1.min(de.1).min(eq.1).min(fu.1);
                 (
                     no.1 < fastest,
@@ -1480,21 +1481,24 @@ impl Scoreboard {
                     ),
                 )
             }),
-            ("no backoff does the most work", |(ex, de, eq, fu, no)| {
-                let most = ex.0.max(de.0).max(eq.0).max(fu.0);
-                (
-                    no.0 > most,
-                    format!(
-                        "writes/round: none {:.0}, most of the others {most:.0}",
-                        no.0
-                    ),
-                )
-            }),
+            (
+                "W1: no backoff does the most work",
+                |(ex, de, eq, fu, no)| {
+                    let most = ex.0.max(de.0).max(eq.0).max(fu.0);
+                    (
+                        no.0 > most,
+                        format!(
+                            "writes/round: none {:.0}, most of the others {most:.0}",
+                            no.0
+                        ),
+                    )
+                },
+            ),
         ];
-        for (claim, check) in checks {
+        for (published, check) in checks {
             push(
                 "contention",
-                claim_text(claim),
+                published,
                 rows.map(|r| {
                     let (held, ours) = check(r);
                     (ours, held)
@@ -1578,30 +1582,6 @@ type Rows = ((f64, f64), (f64, f64), (f64, f64), (f64, f64), (f64, f64));
 
 /// One W1 comparison: whether it held, and the figures behind it.
 type Check = fn(Rows) -> (bool, String);
-
-/// The published wording of each W1 check.
-fn claim_text(claim: &str) -> &'static str {
-    match claim {
-        "full jitter more than halves the work of exponential" => {
-            "W1 (AWS 2015): full jitter more than halves the work of un-jittered exponential at 100 clients"
-        }
-        "full and equal jitter do about the same work" => {
-            "W1: full and equal jitter do about the same work"
-        }
-        "decorrelated does more work than full jitter" => {
-            "W1: decorrelated jitter does more work than full jitter"
-        }
-        "decorrelated finishes slightly sooner than full jitter" => {
-            "W1: decorrelated jitter finishes slightly sooner than full jitter"
-        }
-        "equal jitter is much slower than full jitter" => {
-            "W1: equal jitter is much slower than full jitter"
-        }
-        "exponential is by far the slowest" => "W1: un-jittered exponential is by far the slowest",
-        "no backoff finishes fastest" => "W1: no backoff finishes fastest",
-        _ => "W1: no backoff does the most work",
-    }
-}
 
 /// Groups `(x, result)` pairs into sweep points, keeping the order of first appearance.
 fn group(rows: Vec<(f64, Labelled)>) -> Vec<SweepPoint> {
