@@ -1,6 +1,7 @@
 //! The `contention` workload: the 2015 AWS OCC simulation (anchors.md W1), its published
 //! findings measured by running the model.
 
+use stagger_sim::scoreboard::margins;
 use std::time::Duration;
 
 use stagger_core::{Failure, Policy, PolicyConfig, SeededRng};
@@ -55,14 +56,14 @@ fn the_published_findings_reproduce_at_100_clients() {
     );
     // Full jitter more than halves the work of un-jittered exponential.
     assert!(
-        work(full) < 0.5 * work(expo),
+        work(full) < margins::FULL_HALVES_EXPONENTIAL * work(expo),
         "{} vs {}",
         work(full),
         work(expo)
     );
     // Full and equal jitter do about the same work.
     assert!(
-        (work(equal) / work(full) - 1.0).abs() < 0.25,
+        (work(equal) / work(full) - 1.0).abs() < margins::ABOUT_THE_SAME_WORK,
         "{} vs {}",
         work(equal),
         work(full)
@@ -76,14 +77,14 @@ fn the_published_findings_reproduce_at_100_clients() {
         work(full)
     );
     assert!(
-        time(decorr) < time(full) && time(decorr) > 0.8 * time(full),
+        time(decorr) < time(full) && time(decorr) > margins::SLIGHTLY_SOONER * time(full),
         "{} vs {}",
         time(decorr),
         time(full)
     );
     // Equal jitter is much slower than full jitter: at least 25 % slower.
     assert!(
-        time(equal) > 1.25 * time(full),
+        time(equal) > margins::MUCH_SLOWER * time(full),
         "{} vs {}",
         time(equal),
         time(full)
@@ -92,7 +93,7 @@ fn the_published_findings_reproduce_at_100_clients() {
     for (name, row) in &rows {
         if *name != "Exponential" {
             assert!(
-                time(expo) > 5.0 * time(row),
+                time(expo) > margins::BY_FAR_THE_SLOWEST * time(row),
                 "{name}: {} vs {}",
                 time(expo),
                 time(row)
