@@ -154,8 +154,10 @@ pub struct RetryMiddleware<P = AnyConfig, B = Unlimited, N = (), W = SystemClock
     budget: B,
     notify: N,
     wall: W,
-    /// Hedging instead of retrying, and the latencies a quantile delay reads.
-    hedging: Option<(Hedging, Option<Arc<LatencySketch>>)>,
+    /// Hedging instead of retrying.
+    hedging: Option<Hedging>,
+    /// The latencies a delay at a quantile reads, and hedged attempts are measured into.
+    latencies: Option<Arc<LatencySketch>>,
 }
 
 impl<P: PolicyConfig> RetryMiddleware<P> {
@@ -174,6 +176,7 @@ impl<P: PolicyConfig> RetryMiddleware<P> {
             notify: (),
             wall: SystemClock,
             hedging: None,
+            latencies: None,
         })
     }
 }
@@ -270,6 +273,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             notify: self.notify,
             wall: self.wall,
             hedging: self.hedging,
+            latencies: self.latencies,
         }
     }
 
@@ -286,6 +290,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             notify: self.notify,
             wall: self.wall,
             hedging: self.hedging,
+            latencies: self.latencies,
         }
     }
 
@@ -313,6 +318,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             notify: notifier,
             wall: self.wall,
             hedging: self.hedging,
+            latencies: self.latencies,
         }
     }
 
@@ -325,19 +331,19 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// (give your own with [`latencies`](RetryMiddleware::latencies)).
     #[must_use]
     pub fn hedge(mut self, hedging: Hedging) -> Self {
-        let latencies = matches!(hedging.delay(), HedgeDelay::Quantile(_))
-            .then(|| Arc::new(LatencySketch::new()));
-        self.hedging = Some((hedging, latencies));
+        if matches!(hedging.delay(), HedgeDelay::Quantile(_)) && self.latencies.is_none() {
+            self.latencies = Some(Arc::new(LatencySketch::new()));
+        }
+        self.hedging = Some(hedging);
         self
     }
 
-    /// Measures the hedged attempts' latencies into `latencies`, and takes a delay at a
-    /// quantile from it. Without [`hedge`](RetryMiddleware::hedge) it does nothing.
+    /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
+    /// executors, say), and takes a delay at a quantile from it, whether given before or after
+    /// [`hedge`](RetryMiddleware::hedge). A middleware that retries does not use it.
     #[must_use]
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        if let Some((_, own)) = self.hedging.as_mut() {
-            *own = Some(latencies);
-        }
+        self.latencies = Some(latencies);
         self
     }
 
@@ -351,6 +357,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
             notify: self.notify,
             wall: clock,
             hedging: self.hedging,
+            latencies: self.latencies,
         }
     }
 }
@@ -427,11 +434,11 @@ where
         let retry = Retry::new(AsyncFn(op), policy, hooks)
             .settings(settings)
             .attempt_limit(if replayable { u32::MAX } else { 1 });
-        let outcome = match &self.hedging {
+        let outcome = match self.hedging {
             None => retry.outcome().await,
-            Some((hedging, latencies)) => {
-                let hedged = retry.hedge(*hedging);
-                match latencies {
+            Some(hedging) => {
+                let hedged = retry.hedge(hedging);
+                match &self.latencies {
                     Some(latencies) => hedged.latencies(Arc::clone(latencies)).outcome().await,
                     None => hedged.outcome().await,
                 }
