@@ -28,6 +28,10 @@ use crate::workload::spike::{self, Ramp, Spike};
 use crate::workload::tail::Tail;
 use crate::workload::throttle::{self, RetryAfterForm, Throttle};
 
+mod claims;
+
+pub use claims::{Claim, Finding, constant_patience, margins};
+
 /// A labelled result.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Labelled {
@@ -35,6 +39,17 @@ pub struct Labelled {
     pub label: String,
     /// Its results.
     pub row: ResultRow,
+}
+
+impl Labelled {
+    /// `row`, labelled `label`.
+    #[must_use]
+    pub fn new(label: impl Into<String>, row: ResultRow) -> Self {
+        Self {
+            label: label.into(),
+            row,
+        }
+    }
 }
 
 /// One point of a sweep.
@@ -53,19 +68,6 @@ pub struct Series {
     pub label: String,
     /// Its values, one per step.
     pub values: Vec<f64>,
-}
-
-/// A published finding beside ours.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Finding {
-    /// The workload.
-    pub workload: &'static str,
-    /// The source and what it reports.
-    pub published: &'static str,
-    /// What our model measured.
-    pub ours: String,
-    /// Whether our model reproduces it.
-    pub reproduced: bool,
 }
 
 /// Everything `stagger bench` reports.
@@ -503,26 +505,6 @@ pub mod tail_labels {
     pub const FANOUT_NO_HEDGING: &str = "fan-out, no hedging";
     /// Fanning out, each sub-request hedged at the measured 95th percentile.
     pub const FANOUT_HEDGE_P95: &str = "fan-out, hedge at p95";
-}
-
-/// How the board reads the published findings' words, one constant per margin: the findings
-/// and the tests that check the same behaviour both take them from here.
-pub mod margins {
-    /// W1: full jitter "more than halves" exponential's work: at most this share of it.
-    pub const FULL_HALVES_EXPONENTIAL: f64 = 0.5;
-    /// W1: full and equal jitter do "about the same work": within this share of each other.
-    pub const ABOUT_THE_SAME_WORK: f64 = 0.25;
-    /// W1: decorrelated jitter finishes "slightly sooner": sooner, but in more than this share
-    /// of full jitter's time.
-    pub const SLIGHTLY_SOONER: f64 = 0.8;
-    /// W1: equal jitter is "much slower": more than this multiple of full jitter's time.
-    pub const MUCH_SLOWER: f64 = 1.25;
-    /// W1: exponential is "by far the slowest": more than this multiple of the next slowest.
-    pub const BY_FAR_THE_SLOWEST: f64 = 2.0;
-    /// W2: the token bucket "caps extra load near 14 %": load below this at x = 0.5.
-    pub const BUCKET_CAP: f64 = 1.2;
-    /// W2: the circuit breaker "trips early": load below this at x = 0.5.
-    pub const BREAKER_TRIPS: f64 = 1.01;
 }
 
 /// The client counts of W2's client-count experiment (Brooker's `run_sims_clients`).
@@ -1016,10 +998,7 @@ pub fn hedging_figures(seed: u64) -> Result<HedgingFigures, SimError> {
 pub type Progress<'a> = &'a (dyn Fn(&str) + Sync);
 
 fn labelled(label: impl Into<String>, row: ResultRow) -> Labelled {
-    Labelled {
-        label: label.into(),
-        row,
-    }
+    Labelled::new(label, row)
 }
 
 /// Runs `jobs` in parallel, keeping their order.
@@ -1040,12 +1019,6 @@ fn catalog() -> Vec<Strategy> {
         .into_iter()
         .map(|k| Strategy::policy(AnyConfig::from(k)))
         .collect()
-}
-
-fn row_of(rows: &[Labelled], label: &str) -> Option<ResultRow> {
-    rows.iter()
-        .find(|l| l.label == label)
-        .map(|l| l.row.clone())
 }
 
 impl Scoreboard {
@@ -1243,373 +1216,43 @@ impl Scoreboard {
         Ok(board)
     }
 
-    /// Each published finding, checked against our figures. A finding whose rows are missing
-    /// is listed as not reproduced, never dropped.
-    fn findings(&self) -> Vec<Finding> {
-        let mut out = Vec::new();
-        let mut push =
-            |workload: &'static str, published: &'static str, measured: Option<(String, bool)>| {
-                let (ours, reproduced) = measured
-                    .unwrap_or_else(|| ("not measured: a row is missing".to_owned(), false));
-                out.push(Finding {
-                    workload,
-                    published,
-                    ours,
-                    reproduced,
-                });
-            };
-        let herd = |p: &str| row_of(&self.herd, p);
-        push(
-            "herd",
-            "the catalog's constant page: constant puts about 14% of all retries into one 10 ms window; exponential is just as synchronised; full jitter disperses",
-            (|| {
-                let (c, e, j) = (
-                    herd("constant")?,
-                    herd("exponential")?,
-                    herd("exponential-full-jitter")?,
-                );
-                Some((
-                    format!(
-                        "constant {:.1}%, exponential {:.1}%, full jitter {:.1}%",
-                        100.0 * c.peak_window_share,
-                        100.0 * e.peak_window_share,
-                        100.0 * j.peak_window_share
-                    ),
-                    (c.peak_window_share - 1.0 / 7.0).abs() < 0.01
-                        && (e.peak_window_share - c.peak_window_share).abs() < 0.01
-                        && j.peak_window_share < c.peak_window_share / 3.0,
-                ))
-            })(),
-        );
-        let outage = |p: &str| row_of(&self.outage, p);
-        push(
-            "outage",
-            "the catalog's constant page: on 30-second outages constant succeeds under 2% of the time; exponential far more often",
-            (|| {
-                use stagger_core::PolicyConfig;
-                let (c, e) = (outage("constant")?, outage("exponential")?);
-                // Constant's patience: the sum of its delays at its defaults.
-                let constant = AnyConfig::from(PolicyKind::Constant);
-                let patience: Duration = (1..constant.max_attempts())
-                    .map(|n| constant.bounds(n).max)
-                    .sum();
-                let down = Outage::default().down_for;
-                Some((
-                    format!(
-                        "constant {:.1}% of the requests that met the outage, exponential {:.1}%. \
-                         Constant's patience is {}, so only requests meeting the outage's last \
-                         {} of {} can succeed: {:.1}%, a little above the page's \"under 2%\"",
-                        100.0 * c.success_rate,
-                        100.0 * e.success_rate,
-                        stagger_core::duration::human(patience),
-                        stagger_core::duration::human(patience),
-                        stagger_core::duration::human(down),
-                        100.0 * patience.as_secs_f64() / down.as_secs_f64()
-                    ),
-                    // The page's "under 2%" is the policy's patience over the outage. Our model
-                    // counts every request whose first attempt met the outage, and the last
-                    // patience's worth of them succeed: a little more, so "under 2%" is not
-                    // reproduced.
-                    c.success_rate < 0.02 && e.success_rate > 3.0 * c.success_rate,
-                ))
-            })(),
-        );
-        self.contention_findings(&mut push);
-        self.open_loop_findings(&mut push);
-        let serial = |l: &str| row_of(&self.serial, l);
-        push(
-            "serial",
-            "W3: backoff does nearly nothing to amplification with open clients; with serial clients it cuts total attempts sharply",
-            (|| {
-                let (on, ob, sn, sb) = (
-                    serial("open, no backoff")?,
-                    serial("open, backoff")?,
-                    serial("serial, no backoff")?,
-                    serial("serial, backoff")?,
-                );
-                Some((
-                    format!(
-                        "open: load {:.3} -> {:.3}; serial: attempts {} -> {}",
-                        on.load, ob.load, sn.attempts, sb.attempts
-                    ),
-                    (on.load - ob.load).abs() < 0.05 * on.load
-                        && (sb.attempts as f64) < 0.8 * sn.attempts as f64,
-                ))
-            })(),
-        );
-        let tail = |rows: &[Labelled], l: &str| row_of(rows, l)?.tail_goodput_ratio;
-        let recovery = |l: &str| self.spike_recovery.iter().find(|r| r.label == l);
-        let recovery_text = |r: &RecoveryShare| {
-            format!(
-                "{} of {} seeds recover (tail goodput ratio at least {RECOVERED}), mean tail goodput ratio {:.3}; seed {}: {}",
-                r.recovered,
-                r.runs,
-                r.mean_ratio,
-                self.seed,
-                tail(&self.spike, &r.label).map_or_else(|| "-".to_owned(), |t| format!("{t:.3}"))
-            )
-        };
-        push(
-            "spike",
-            "W4: without backoff the system stays collapsed after the spike (the source averages 10 runs: 12 to 16 of the 40 requests a second offered succeed over the last 30 s in our re-runs of it, so most of its runs stay collapsed)",
-            recovery("no backoff").map(|r| (recovery_text(r), r.share() < STAYS_COLLAPSED_BELOW)),
-        );
-        push(
-            "spike",
-            "W4: with jittered backoff it recovers (the source's 10-run average: about 40 of 40 a second)",
-            recovery("jittered backoff")
-                .map(|r| (recovery_text(r), r.share() >= RECOVERS_AT_LEAST)),
-        );
-        push(
-            "ramp",
-            "W4: under a ramp up to 80 req/s and down again both collapse",
-            (|| {
-                let (nb, jb) = (
-                    tail(&self.ramp, "no backoff")?,
-                    tail(&self.ramp, "jittered backoff")?,
-                );
-                Some((
-                    format!("tail goodput ratio {nb:.3} without backoff, {jb:.3} with"),
-                    nb < 0.5 && jb < 0.5,
-                ))
-            })(),
-        );
-        let storm = |dispersal: &str| {
-            self.throttle.iter().find(|p| {
-                !p.gate && p.dispersal == dispersal && p.retry_after == RetryAfterForm::Fixed.name()
-            })
-        };
-        push(
-            "throttle",
-            "a trial against nginx's limit_req (5 r/s, burst 0, 429 with Retry-After: 1), 20 concurrent GETs, full jitter 100 ms / 2 s / 4 attempts, a 3 s deadline: a client that takes the server's wait as a floor serves 3 of 20; spread by U(0, Retry-After) above it, 8 to 10; never a retry before the server's time",
-            (|| {
-                let (floor, spread) = (storm("floor")?, storm("uniform-asked")?);
-                Some((
-                    format!(
-                        "floor {:.1} of 20, uniform-asked {:.1} of 20 (means over {THROTTLE_SEEDS} seeds), {} early retries",
-                        floor.served,
-                        spread.served,
-                        floor.early_retries + spread.early_retries
-                    ),
-                    (floor.served - 3.0).abs() <= 0.5
-                        && (7.5..=10.5).contains(&spread.served)
-                        && floor.early_retries + spread.early_retries == 0,
-                ))
-            })(),
-        );
-        push(
-            "tail",
-            "Dean and Barroso, \"The Tail at Scale\" (CACM 2013): a hedge deferred to the 95th-percentile latency of the fast path cuts p99.9 at least 10x for at most 10 % more load (their BigTable trial: 1,800 ms to 74 ms for 2 % more requests)",
-            self.tail_delay.as_ref().and_then(|d| {
-                tail_claim(&self.tail, &TailPoint::fixed_label(d.delay_ms), self.seed)
-            }),
-        );
-        out
-    }
-
-    /// W1's eight comparisons. Each qualitative word is read as a fixed margin, chosen before
-    /// looking at the figures: "slightly sooner" is sooner by less than 20 %, "much slower" at
-    /// least 25 % slower, "by far the slowest" at least twice the next slowest.
-    fn contention_findings(
-        &self,
-        push: &mut impl FnMut(&'static str, &'static str, Option<(String, bool)>),
-    ) {
-        let cont = |p: &str| row_of(&self.contention, p);
-        let rows = (|| {
-            let get = |label: &str| {
-                let r = cont(label)?;
-                Some((r.writes_per_round?, r.completion_ms?))
-            };
-            Some((
-                get("Exponential")?,
-                get("Decorr")?,
-                get("EqualJitter")?,
-                get("FullJitter")?,
-                get("None")?,
-            ))
-        })();
-        // Each check beside the published wording it checks.
-        let checks: [(&'static str, Check); 8] = [
-            (
-                "W1 (AWS 2015): full jitter more than halves the work of un-jittered exponential at 100 clients",
-                |(ex, _, _, fu, _)| {
-                    (
-                        fu.0 < margins::FULL_HALVES_EXPONENTIAL * ex.0,
-                        format!("writes/round: full {:.0}, exponential {:.0}", fu.0, ex.0),
-                    )
-                },
-            ),
-            (
-                "W1: full and equal jitter do about the same work",
-                |(_, _, eq, fu, _)| {
-                    (
-                        (fu.0 - eq.0).abs() < margins::ABOUT_THE_SAME_WORK * fu.0,
-                        format!("writes/round: full {:.0}, equal {:.0}", fu.0, eq.0),
-                    )
-                },
-            ),
-            (
-                "W1: decorrelated jitter does more work than full jitter",
-                |(_, de, _, fu, _)| {
-                    (
-                        de.0 > fu.0,
-                        format!("writes/round: decorrelated {:.0}, full {:.0}", de.0, fu.0),
-                    )
-                },
-            ),
-            (
-                "W1: decorrelated jitter finishes slightly sooner than full jitter",
-                |(_, de, _, fu, _)| {
-                    (
-                        de.1 < fu.1 && de.1 > margins::SLIGHTLY_SOONER * fu.1,
-                        format!(
-                            "completion: decorrelated {:.0} ms, full {:.0} ms",
-                            de.1, fu.1
-                        ),
-                    )
-                },
-            ),
-            (
-                "W1: equal jitter is much slower than full jitter",
-                |(_, _, eq, fu, _)| {
-                    (
-                        eq.1 > margins::MUCH_SLOWER * fu.1,
-                        format!("completion: equal {:.0} ms, full {:.0} ms", eq.1, fu.1),
-                    )
-                },
-            ),
-            (
-                "W1: un-jittered exponential is by far the slowest",
-                |(ex, de, eq, fu, no)| {
-                    let next = de.1.max(eq.1).max(fu.1).max(no.1);
-                    (
-                        ex.1 > margins::BY_FAR_THE_SLOWEST * next,
-                        format!(
-                            "completion: exponential {:.0} ms, next slowest {next:.0} ms",
-                            ex.1
-                        ),
-                    )
-                },
-            ),
-            ("W1: no backoff finishes fastest", |(ex, de, eq, fu, no)| {
-                let fastest = ex.1.min(de.1).min(eq.1).min(fu.1);
-                (
-                    no.1 < fastest,
-                    format!(
-                        "completion: none {:.0} ms, fastest other {fastest:.0} ms",
-                        no.1
-                    ),
-                )
-            }),
-            (
-                "W1: no backoff does the most work",
-                |(ex, de, eq, fu, no)| {
-                    let most = ex.0.max(de.0).max(eq.0).max(fu.0);
-                    (
-                        no.0 > most,
-                        format!(
-                            "writes/round: none {:.0}, most of the others {most:.0}",
-                            no.0
-                        ),
-                    )
-                },
-            ),
-        ];
-        for (published, check) in checks {
-            push(
-                "contention",
-                published,
-                rows.map(|r| {
-                    let (held, ours) = check(r);
-                    (ours, held)
-                }),
-            );
+    /// A board with no rows at world seed `seed`: fill the sections a [`Claim`] reads with
+    /// runs of your own and [`Claim::check`] it. Every claim of an empty board is not
+    /// reproduced.
+    #[must_use]
+    pub fn empty(seed: u64) -> Self {
+        Self {
+            seed,
+            herd: Vec::new(),
+            herd_arrivals: Vec::new(),
+            outage: Vec::new(),
+            contention: Vec::new(),
+            contention_sweep: Vec::new(),
+            open_loop: Vec::new(),
+            many_small: Vec::new(),
+            serial: Vec::new(),
+            spike: Vec::new(),
+            spike_goodput: Vec::new(),
+            ramp: Vec::new(),
+            spike_recovery: Vec::new(),
+            throttle: Vec::new(),
+            throttle_variants: Vec::new(),
+            partition: Vec::new(),
+            tail: Vec::new(),
+            tail_delay: None,
+            tail_sweep: Vec::new(),
+            tail_fanout: Vec::new(),
+            fidelity: Vec::new(),
         }
     }
 
-    /// W2's findings, at the failure rates the sweep and the many-small-clients run cover.
-    fn open_loop_findings(
-        &self,
-        push: &mut impl FnMut(&'static str, &'static str, Option<(String, bool)>),
-    ) {
-        let at = |points: &[SweepPoint], x: f64, label: &str| {
-            points
-                .iter()
-                .find(|p| (p.x - x).abs() < 1e-9)?
-                .results
-                .iter()
-                .find(|l| l.label == label)
-                .map(|l| l.row.clone())
-        };
-        let (success, load) = open_loop::analytic(3, 0.5);
-        push(
-            "open-loop",
-            "W2: with N retries, success 1 - x^(N+1) and load sum x^k (analytic); at x = 0.5, N = 3: 0.9375 and 1.875",
-            at(&self.open_loop, 0.5, "3 retries").map(|r| {
-                (
-                    format!(
-                        "success {:.4}, load {:.4} (analytic {success:.4}, {load:.4})",
-                        r.success_rate, r.load
-                    ),
-                    (r.success_rate - success).abs() < 0.01 && (r.load - load).abs() < 0.04,
-                )
-            }),
-        );
-        push(
-            "open-loop",
-            "W2: the token bucket caps extra load near 14%",
-            at(&self.open_loop, 0.5, "token bucket").map(|b| {
-                (
-                    format!("load {:.3} at x = 0.5", b.load),
-                    b.load < margins::BUCKET_CAP,
-                )
-            }),
-        );
-        push(
-            "open-loop",
-            "W2: the circuit breaker trips early",
-            at(&self.open_loop, 0.5, "circuit breaker").map(|b| {
-                (
-                    format!("load {:.3} at x = 0.5", b.load),
-                    b.load < margins::BREAKER_TRIPS,
-                )
-            }),
-        );
-        // The share of "3 retries"' extra load each strategy keeps, 100 clients x 10/s against
-        // 1000 clients x 1/s at the same failure rate.
-        let share = |shape: &str, x: f64, label: &str| {
-            let load = |l: &str| Some(at(&self.many_small, x, &format!("{shape}, {l}"))?.load);
-            Some((load(label)? - 1.0) / (load("3 retries")? - 1.0))
-        };
-        push(
-            "open-loop",
-            "W2: with many small clients the bucket tends to \"N retries\" and the breaker to \"none\"",
-            (|| {
-                let (few, many) = (w2_shape(W2_CLIENTS[0]), w2_shape(W2_CLIENTS[2]));
-                let big = |x, l| share(&few, x, l);
-                let small = |x, l| share(&many, x, l);
-                let (b_big, b_small) = (big(0.5, "token bucket")?, small(0.5, "token bucket")?);
-                let (c_big, c_small) = (
-                    big(0.05, "circuit breaker")?,
-                    small(0.05, "circuit breaker")?,
-                );
-                Some((
-                    format!(
-                        "100 req/s in all, as published; share of 3 retries' extra load kept, {few} -> {many}: token bucket {b_big:.2} -> {b_small:.2} at x = 0.5, circuit breaker {c_big:.2} -> {c_small:.2} at x = 0.05"
-                    ),
-                    b_small > 2.0 * b_big && c_small < 0.5 * c_big,
-                ))
-            })(),
-        );
+    /// Each published claim ([`Claim::ALL`]) checked on this board's rows. A claim whose rows
+    /// are missing is listed as not reproduced, never dropped.
+    #[must_use]
+    pub fn findings(&self) -> Vec<Finding> {
+        Claim::ALL.iter().map(|c| c.check(self)).collect()
     }
 }
-
-/// The five W1 rows, each as (writes per round, completion in ms): exponential, decorrelated,
-/// equal, full, none.
-type Rows = ((f64, f64), (f64, f64), (f64, f64), (f64, f64), (f64, f64));
-
-/// One W1 comparison: whether it held, and the figures behind it.
-type Check = fn(Rows) -> (bool, String);
 
 /// Groups `(x, result)` pairs into sweep points, keeping the order of first appearance.
 fn group(rows: Vec<(f64, Labelled)>) -> Vec<SweepPoint> {
@@ -1655,39 +1298,37 @@ mod tests {
     use crate::metrics::Metrics;
 
     fn empty() -> Scoreboard {
-        Scoreboard {
-            seed: 1,
-            herd: Vec::new(),
-            herd_arrivals: Vec::new(),
-            outage: Vec::new(),
-            contention: Vec::new(),
-            contention_sweep: Vec::new(),
-            open_loop: Vec::new(),
-            many_small: Vec::new(),
-            serial: Vec::new(),
-            spike: Vec::new(),
-            spike_goodput: Vec::new(),
-            ramp: Vec::new(),
-            spike_recovery: Vec::new(),
-            throttle: Vec::new(),
-            throttle_variants: Vec::new(),
-            partition: Vec::new(),
-            tail: Vec::new(),
-            tail_delay: None,
-            tail_sweep: Vec::new(),
-            tail_fanout: Vec::new(),
-            fidelity: Vec::new(),
-        }
+        Scoreboard::empty(1)
     }
 
     #[test]
     fn a_finding_without_its_rows_is_listed_and_not_reproduced() {
         let findings = empty().findings();
-        assert_eq!(findings.len(), 20);
-        for f in &findings {
+        assert_eq!(findings.len(), Claim::ALL.len());
+        for (f, claim) in findings.iter().zip(Claim::ALL) {
+            assert_eq!(f.claim, claim);
+            assert_eq!(
+                (f.workload, f.published),
+                (claim.workload(), claim.published())
+            );
             assert!(!f.reproduced, "{}", f.published);
             assert!(f.ours.starts_with("not measured"), "{}", f.ours);
         }
+    }
+
+    #[test]
+    fn every_claim_is_listed_once() {
+        let mut seen = std::collections::HashSet::new();
+        for claim in Claim::ALL {
+            assert!(seen.insert(claim), "{claim:?} twice");
+        }
+        let published: std::collections::HashSet<_> =
+            Claim::ALL.iter().map(|c| c.published()).collect();
+        assert_eq!(
+            published.len(),
+            Claim::ALL.len(),
+            "each claim has its own words"
+        );
     }
 
     /// A `tail` point whose runs have these p99.9s (ms) and loads.

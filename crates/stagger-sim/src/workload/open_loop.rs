@@ -121,6 +121,35 @@ pub fn analytic(retries: u32, x: f64) -> (f64, f64) {
     (1.0 - power, load)
 }
 
+/// The standard errors of the mean success and of the mean load that [`analytic`] predicts,
+/// over `requests` independent requests with `retries` immediate retries at failure probability
+/// `x`: from the binomial success and the truncated-geometric count of attempts
+/// (`P(K = k) = x^(k-1) (1 - x)` for `k <= retries`, `P(K = retries + 1) = x^retries`). Zero
+/// requests give infinite errors: nothing measured bounds nothing.
+#[must_use]
+pub fn standard_errors(retries: u32, x: f64, requests: u64) -> (f64, f64) {
+    if requests == 0 {
+        return (f64::INFINITY, f64::INFINITY);
+    }
+    let (p, mean) = analytic(retries, x);
+    let mut second = 0.0;
+    let mut power = 1.0;
+    for k in 1..=u64::from(retries) + 1 {
+        let prob = if k <= u64::from(retries) {
+            power * (1.0 - x)
+        } else {
+            power
+        };
+        second += (k * k) as f64 * prob;
+        power *= x;
+    }
+    let n = requests as f64;
+    (
+        (p * (1.0 - p) / n).sqrt(),
+        ((second - mean * mean).max(0.0) / n).sqrt(),
+    )
+}
+
 impl OpenLoop {
     /// The requests in flight at the peak: the arrival rate times how long a request lives.
     fn in_flight(&self, plan: &Plan) -> f64 {
