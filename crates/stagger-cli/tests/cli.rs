@@ -670,8 +670,7 @@ fn the_throttle_workload_reports_its_keys_for_each_rule_and_refuses_foreign_flag
         assert_eq!(row["dispersal"], rule);
         served.push(row["served_share"].as_f64().unwrap());
     }
-    // The floor alone serves 3 of 20; the default spread serves more.
-    assert_eq!(served[0], 0.15);
+    // The default spread serves more than the floor alone.
     assert!(served[2] > served[0], "{served:?}");
     // A throttle flag on another workload, and a bad rule, are refused with one line.
     for bad in [

@@ -328,7 +328,7 @@ mod tests {
     }
 
     #[test]
-    fn human_matches_seed_002_table() {
+    fn human_matches_the_delivery_schedule_table() {
         let secs = |s| human(Duration::from_secs(s));
         assert_eq!(secs(1), "1 s");
         assert_eq!(secs(31), "31 s");

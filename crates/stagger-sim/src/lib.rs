@@ -9,7 +9,18 @@
 //! a different seed different ones.
 //!
 //! Each canonical workload lives in its own module under [`workload`], whose documentation
-//! states its model and its source.
+//! states its model and its source. Four reproduce published simulations, labelled as the
+//! scoreboard labels them:
+//!
+//! - **W1**, [`workload::contention`]: the AWS Architecture Blog's 2015 contention simulation
+//!   ("Exponential Backoff And Jitter", github.com/aws-samples/aws-arch-backoff-simulator);
+//! - **W2** and **W3**, [`workload::open_loop`] and [`workload::serial`]: Marc Brooker's 2022
+//!   retry simulations ("What is Backoff For?" and its `retry_sim.py`);
+//! - **W4**, [`workload::spike`]: Brooker's 2023 simple collapse simulation
+//!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
+//!
+//! [`scoreboard::Claim`] lists each published claim, how the board reads its words and its
+//! check; a *world seed* is the one number every generator of a run derives from.
 //!
 //! Before a run, [`Workload::estimate`] works out what it will cost, the events it will process
 //! and the memory it will hold at its peak, from the same parameters the run allocates for (see
