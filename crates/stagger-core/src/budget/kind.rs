@@ -4,8 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::{
-    Breaker, BreakerBudget, Budget, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget, Spent,
-    SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
+    Breaker, BreakerBudget, Budget, BudgetConfig, GrpcThrottle, GrpcThrottleBudget, Ratio,
+    RatioBudget, Spent, SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
 use crate::clock::Timestamp;
 use crate::error::ConfigError;
@@ -139,23 +139,84 @@ impl AnyBudget {
     ///
     /// None for the published defaults; the signature allows for configured ones.
     pub fn new(kind: BudgetKind, rng: SeededRng) -> Result<Self, ConfigError> {
-        Ok(match kind {
-            BudgetKind::AwsStandard => {
-                Self::TokenBucket(TokenBucketBudget::new(TokenBucket::AWS_STANDARD)?)
-            }
-            BudgetKind::Aws2026 => {
-                Self::TokenBucket(TokenBucketBudget::new(TokenBucket::AWS_2026)?)
-            }
-            BudgetKind::Brooker => Self::TokenBucket(TokenBucketBudget::new(TokenBucket::BROOKER)?),
-            BudgetKind::Finagle => Self::Ratio(RatioBudget::new(Ratio::FINAGLE)?),
-            BudgetKind::GrpcThrottle => {
-                Self::GrpcThrottle(GrpcThrottleBudget::new(GrpcThrottle::DEFAULT)?)
-            }
-            BudgetKind::SreAdaptive => {
-                Self::SreAdaptive(SreAdaptiveBudget::new(SreAdaptive::DEFAULT, rng)?)
-            }
-            BudgetKind::Breaker => Self::Breaker(BreakerBudget::new(Breaker::DEFAULT)?),
+        AnyBudgetConfig::published(kind).build(rng)
+    }
+}
+
+/// A budget's configuration, of any kind: what an [`AnyBudget`] is built from, as plain data
+/// (a configuration file's budget table reads into one). It is to the budgets'
+/// [`BudgetConfig`]s what [`AnyConfig`](crate::AnyConfig) is to the policies'.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AnyBudgetConfig {
+    /// A token bucket: `aws-standard`, `aws-2026` or `brooker`.
+    TokenBucket(TokenBucket),
+    /// A ratio budget: `finagle`.
+    Ratio(Ratio),
+    /// gRPC's retry throttling: `grpc-throttle`.
+    GrpcThrottle(GrpcThrottle),
+    /// The SRE book's adaptive throttling: `sre-adaptive`.
+    SreAdaptive(SreAdaptive),
+    /// A circuit breaker: `breaker`.
+    Breaker(Breaker),
+}
+
+impl AnyBudgetConfig {
+    /// The budget `kind` at its published defaults.
+    #[must_use]
+    pub const fn published(kind: BudgetKind) -> Self {
+        match kind {
+            BudgetKind::AwsStandard => Self::TokenBucket(TokenBucket::AWS_STANDARD),
+            BudgetKind::Aws2026 => Self::TokenBucket(TokenBucket::AWS_2026),
+            BudgetKind::Brooker => Self::TokenBucket(TokenBucket::BROOKER),
+            BudgetKind::Finagle => Self::Ratio(Ratio::FINAGLE),
+            BudgetKind::GrpcThrottle => Self::GrpcThrottle(GrpcThrottle::DEFAULT),
+            BudgetKind::SreAdaptive => Self::SreAdaptive(SreAdaptive::DEFAULT),
+            BudgetKind::Breaker => Self::Breaker(Breaker::DEFAULT),
+        }
+    }
+
+    /// Checks every parameter.
+    ///
+    /// # Errors
+    ///
+    /// A [`ConfigError`] naming the first invalid parameter.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        match self {
+            Self::TokenBucket(c) => c.validate(),
+            Self::Ratio(c) => c.validate(),
+            Self::GrpcThrottle(c) => c.validate(),
+            Self::SreAdaptive(c) => c.validate(),
+            Self::Breaker(c) => c.validate(),
+        }
+    }
+
+    /// Checks the configuration and builds the budget. `rng` feeds the one budget that draws
+    /// (`sre-adaptive`).
+    ///
+    /// # Errors
+    ///
+    /// The [`ConfigError`] of [`validate`](AnyBudgetConfig::validate).
+    pub fn build(self, rng: SeededRng) -> Result<AnyBudget, ConfigError> {
+        Ok(match self {
+            Self::TokenBucket(c) => AnyBudget::TokenBucket(TokenBucketBudget::new(c)?),
+            Self::Ratio(c) => AnyBudget::Ratio(RatioBudget::new(c)?),
+            Self::GrpcThrottle(c) => AnyBudget::GrpcThrottle(GrpcThrottleBudget::new(c)?),
+            Self::SreAdaptive(c) => AnyBudget::SreAdaptive(SreAdaptiveBudget::new(c, rng)?),
+            Self::Breaker(c) => AnyBudget::Breaker(BreakerBudget::new(c)?),
         })
+    }
+}
+
+impl BudgetConfig for AnyBudgetConfig {
+    type Budget = AnyBudget;
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        Self::validate(self)
+    }
+
+    fn build(self, rng: SeededRng) -> Result<AnyBudget, ConfigError> {
+        Self::build(self, rng)
     }
 }
 

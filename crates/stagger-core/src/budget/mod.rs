@@ -30,7 +30,7 @@ mod window;
 
 pub use breaker::{Breaker, BreakerBudget};
 pub use grpc_throttle::{GrpcThrottle, GrpcThrottleBudget};
-pub use kind::{AnyBudget, BudgetKind};
+pub use kind::{AnyBudget, AnyBudgetConfig, BudgetKind};
 pub use partitioned::Partitioned;
 pub use ratio::{Ratio, RatioBudget};
 pub use sre_adaptive::{SreAdaptive, SreAdaptiveBudget};

@@ -7,8 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire;
 use crate::budget::{
-    AnyBudget, Breaker, BreakerBudget, BudgetKind, GrpcThrottle, GrpcThrottleBudget, Ratio,
-    RatioBudget, SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
+    AnyBudget, AnyBudgetConfig, Breaker, BudgetKind, GrpcThrottle, Ratio, SreAdaptive, TokenBucket,
 };
 use crate::error::ConfigError;
 use crate::rng::SeededRng;
@@ -179,15 +178,6 @@ pub enum BudgetSpec {
     Breaker(BreakerSpec),
 }
 
-/// A budget's configuration, before it is built.
-enum Configured {
-    TokenBucket(TokenBucket),
-    Ratio(Ratio),
-    GrpcThrottle(GrpcThrottle),
-    SreAdaptive(SreAdaptive),
-    Breaker(Breaker),
-}
-
 /// The costs of a retry, a timeout retry and a throttled retry in each published bucket.
 /// [`TokenBucket`] sets the three together and does not expose them, so overriding one
 /// starts from these; a test pins them to the presets.
@@ -247,13 +237,7 @@ impl BudgetSpec {
     ///
     /// The budget configuration's [`ConfigError`], naming the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        match self.config() {
-            Configured::TokenBucket(c) => c.validate(),
-            Configured::Ratio(c) => c.validate(),
-            Configured::GrpcThrottle(c) => c.validate(),
-            Configured::SreAdaptive(c) => c.validate(),
-            Configured::Breaker(c) => c.validate(),
-        }
+        self.to_config().validate()
     }
 
     /// Builds the budget: its published defaults with every override applied. `rng` feeds the
@@ -263,20 +247,19 @@ impl BudgetSpec {
     ///
     /// The budget configuration's [`ConfigError`], naming the field.
     pub fn to_budget(&self, rng: SeededRng) -> Result<AnyBudget, ConfigError> {
-        Ok(match self.config() {
-            Configured::TokenBucket(c) => AnyBudget::TokenBucket(TokenBucketBudget::new(c)?),
-            Configured::Ratio(c) => AnyBudget::Ratio(RatioBudget::new(c)?),
-            Configured::GrpcThrottle(c) => AnyBudget::GrpcThrottle(GrpcThrottleBudget::new(c)?),
-            Configured::SreAdaptive(c) => AnyBudget::SreAdaptive(SreAdaptiveBudget::new(c, rng)?),
-            Configured::Breaker(c) => AnyBudget::Breaker(BreakerBudget::new(c)?),
-        })
+        self.to_config().build(rng)
     }
 
-    fn config(&self) -> Configured {
+    /// The budget's configuration: its kind's published defaults with the fields the spec
+    /// sets. Not checked; [`AnyBudgetConfig::validate`] checks it.
+    #[must_use]
+    pub fn to_config(&self) -> AnyBudgetConfig {
         match self {
-            Self::AwsStandard(spec) => Configured::TokenBucket(spec.apply(BudgetKind::AwsStandard)),
-            Self::Aws2026(spec) => Configured::TokenBucket(spec.apply(BudgetKind::Aws2026)),
-            Self::Brooker(spec) => Configured::TokenBucket(spec.apply(BudgetKind::Brooker)),
+            Self::AwsStandard(spec) => {
+                AnyBudgetConfig::TokenBucket(spec.apply(BudgetKind::AwsStandard))
+            }
+            Self::Aws2026(spec) => AnyBudgetConfig::TokenBucket(spec.apply(BudgetKind::Aws2026)),
+            Self::Brooker(spec) => AnyBudgetConfig::TokenBucket(spec.apply(BudgetKind::Brooker)),
             Self::Finagle(spec) => {
                 let mut c = Ratio::FINAGLE;
                 if let Some(ttl) = spec.ttl {
@@ -288,7 +271,7 @@ impl BudgetSpec {
                 if let Some(p) = spec.percent {
                     c = c.with_percent(p);
                 }
-                Configured::Ratio(c)
+                AnyBudgetConfig::Ratio(c)
             }
             Self::GrpcThrottle(spec) => {
                 let mut c = GrpcThrottle::DEFAULT;
@@ -298,7 +281,7 @@ impl BudgetSpec {
                 if let Some(r) = spec.token_ratio {
                     c = c.with_token_ratio(r);
                 }
-                Configured::GrpcThrottle(c)
+                AnyBudgetConfig::GrpcThrottle(c)
             }
             Self::SreAdaptive(spec) => {
                 let mut c = SreAdaptive::DEFAULT;
@@ -308,7 +291,7 @@ impl BudgetSpec {
                 if let Some(w) = spec.window {
                     c = c.with_window(w);
                 }
-                Configured::SreAdaptive(c)
+                AnyBudgetConfig::SreAdaptive(c)
             }
             Self::Breaker(spec) => {
                 let mut c = Breaker::DEFAULT;
@@ -318,7 +301,7 @@ impl BudgetSpec {
                 if spec.window.is_some() {
                     c = c.with_window(spec.window);
                 }
-                Configured::Breaker(c)
+                AnyBudgetConfig::Breaker(c)
             }
         }
     }
