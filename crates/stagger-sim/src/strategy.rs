@@ -3,7 +3,9 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use stagger_core::budget::{AnyBudget, Budget, BudgetKind, Unlimited};
+use stagger_core::budget::{AnyBudget, AnyBudgetConfig, Budget, BudgetKind, Unlimited};
+
+use crate::error::SimError;
 use stagger_core::engine::Hedging;
 use stagger_core::policy::AnyPolicy;
 use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, Rng, SeededRng};
@@ -120,16 +122,26 @@ pub struct Strategy {
     /// request sends hedges by [`Hedging`] while its attempts are in flight, and the policy's
     /// delays are not used.
     pub hedging: Option<Hedging>,
+    /// The budget's parameters where they are not `budget`'s published defaults: set only by
+    /// [`Strategy::with_budget_config`], which checks them.
+    budget_config: Option<AnyBudgetConfig>,
 }
 
 impl Strategy {
     /// A catalog policy, no budget.
     #[must_use]
     pub fn policy(config: AnyConfig) -> Self {
+        Self::of(SimPolicy::Catalog(config))
+    }
+
+    /// `policy`, no budget, not hedged.
+    #[must_use]
+    pub const fn of(policy: SimPolicy) -> Self {
         Self {
-            policy: SimPolicy::Catalog(config),
+            policy,
             budget: None,
             hedging: None,
+            budget_config: None,
         }
     }
 
@@ -150,11 +162,36 @@ impl Strategy {
         }
     }
 
-    /// This strategy with a per-client budget.
+    /// This strategy with a per-client budget at its published defaults.
     #[must_use]
     pub fn with_budget(mut self, budget: Option<BudgetKind>) -> Self {
         self.budget = budget;
+        self.budget_config = None;
         self
+    }
+
+    /// This strategy with a per-client budget of `kind`, configured by `config` (a
+    /// configuration file's budget, say) rather than at its published defaults.
+    ///
+    /// # Errors
+    ///
+    /// [`SimError::Config`] naming the parameter, if `config` is invalid.
+    pub fn with_budget_config(
+        mut self,
+        kind: BudgetKind,
+        config: AnyBudgetConfig,
+    ) -> Result<Self, SimError> {
+        config.validate()?;
+        self.budget = Some(kind);
+        self.budget_config = Some(config);
+        Ok(self)
+    }
+
+    /// The configuration each client's budget is built from, if the strategy has a budget.
+    #[must_use]
+    pub fn budget_config(&self) -> Option<AnyBudgetConfig> {
+        self.budget_config
+            .or_else(|| self.budget.map(AnyBudgetConfig::published))
     }
 
     /// One "no budget" that every client of a run can share, if the strategy has no budget
@@ -172,20 +209,21 @@ impl Strategy {
     pub(crate) fn budget_bytes(&self) -> u64 {
         // An `Rc`'s block holds the strong and weak counts before the value.
         let counts = 2 * size_of::<usize>();
-        match self.budget {
+        match self.budget_config() {
             None => block(counts + size_of::<Unlimited>()),
-            Some(kind) => {
+            Some(config) => {
                 block(counts + size_of::<AnyBudget>())
-                    + block(window_slots(kind) * size_of::<[u64; 2]>())
+                    + block(window_slots(config) * size_of::<[u64; 2]>())
             }
         }
     }
 
     /// A new client's budget, drawing (for `sre-adaptive`) from `rng`.
     pub(crate) fn client_budget(&self, rng: SeededRng) -> Rc<dyn Budget> {
-        match self.budget {
-            // The published defaults are valid; a failure here would be a bug in them.
-            Some(kind) => match AnyBudget::new(kind, rng) {
+        match self.budget_config() {
+            // The published defaults are valid, and a configured budget was checked when it
+            // was set; a failure here would be a bug in them.
+            Some(config) => match config.build(rng) {
                 Ok(budget) => Rc::new(budget),
                 Err(_) => Rc::new(Unlimited),
             },
@@ -211,17 +249,19 @@ pub(crate) fn client_budget_bytes(strategy: &Strategy) -> f64 {
     }
 }
 
-/// The slots of the sliding window a budget counts over at its published defaults, each two
-/// counters (stagger-core's `budget::window`, whose slot counts are not public; the tests check
-/// these against each budget's `Debug` form).
-fn window_slots(kind: BudgetKind) -> usize {
-    match kind {
-        // Ten slots of its 10-second TTL.
-        BudgetKind::Finagle => 10,
-        // 120 slots of its two-minute window.
-        BudgetKind::SreAdaptive => 120,
-        // Token buckets and the throttle keep counters; the default breaker counts since
+/// The slots of the sliding window a budget counts over, each two counters (stagger-core's
+/// `budget::window`, whose slot counts are not public; the tests check these against each
+/// budget's `Debug` form).
+fn window_slots(config: AnyBudgetConfig) -> usize {
+    match config {
+        // Ten slots of its TTL.
+        AnyBudgetConfig::Ratio(_) => 10,
+        // 120 slots of its window.
+        AnyBudgetConfig::SreAdaptive(_) => 120,
+        // Sixty slots of its window, if it counts over one; by default it counts since
         // creation.
+        AnyBudgetConfig::Breaker(b) if b.window().is_some() => 60,
+        // Token buckets and the throttle keep counters.
         _ => 0,
     }
 }
@@ -232,13 +272,19 @@ mod tests {
 
     #[test]
     fn the_window_slots_are_the_budgets_own() {
-        for kind in BudgetKind::ALL {
-            let budget = AnyBudget::new(kind, SeededRng::new(1)).expect("published defaults");
+        let windowed = stagger_core::budget::Breaker::DEFAULT
+            .with_window(Some(std::time::Duration::from_secs(30)));
+        let configs = BudgetKind::ALL
+            .map(AnyBudgetConfig::published)
+            .into_iter()
+            .chain([AnyBudgetConfig::Breaker(windowed)]);
+        for config in configs {
+            let budget = config.build(SeededRng::new(1)).expect("valid");
             let text = format!("{budget:?}");
             // An empty window prints each slot as `[0, 0]`, and its totals once more.
             let empty = text.matches("[0, 0]").count();
-            let slots = window_slots(kind);
-            assert_eq!(empty, slots + usize::from(slots > 0), "{kind}: {text}");
+            let slots = window_slots(config);
+            assert_eq!(empty, slots + usize::from(slots > 0), "{config:?}: {text}");
         }
     }
 }

@@ -202,11 +202,7 @@ fn strategy(
         };
         SimPolicy::Catalog(overrides.apply(config)?)
     };
-    Ok(Strategy {
-        policy,
-        budget,
-        hedging: None,
-    })
+    Ok(Strategy::of(policy).with_budget(budget))
 }
 
 /// Reads a `--hedge` value.

@@ -168,14 +168,10 @@ pub fn published_strategies() -> Vec<(&'static str, Strategy)> {
         ("Exponential", published_curve(PolicyKind::Exponential)),
         (
             "Decorr",
-            Strategy {
-                policy: SimPolicy::AwsDecorrelatedClamped {
-                    base: Duration::from_millis(5),
-                    cap: Duration::from_secs(2),
-                },
-                budget: None,
-                hedging: None,
-            },
+            Strategy::of(SimPolicy::AwsDecorrelatedClamped {
+                base: Duration::from_millis(5),
+                cap: Duration::from_secs(2),
+            }),
         ),
         (
             "EqualJitter",
