@@ -41,6 +41,10 @@ enum Command {
     Simulate(Box<cmd::simulate::Args>),
     /// Run every policy and budget on every workload in the simulator and print the scoreboard.
     Bench(cmd::bench::Args),
+    /// Read a retry configuration or a gRPC service config and print what it commits you to:
+    /// attempts through layers, the load of an outage, a 429 storm, the canonical workloads,
+    /// and warnings with their fixes.
+    Check(cmd::check::Args),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
         Command::Report(args) => cmd::report::run(&args, &mut out),
         Command::Simulate(args) => cmd::simulate::run(&args, &mut out),
         Command::Bench(args) => cmd::bench::run(&args, &mut out),
+        Command::Check(args) => cmd::check::run(&args, &mut out),
     };
     match result.and_then(|()| out.flush().map_err(flags::Failure::from)) {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 
 pub(crate) mod bench;
 pub(crate) mod budgets;
+pub(crate) mod check;
 pub(crate) mod explain;
 pub(crate) mod policies;
 pub(crate) mod report;

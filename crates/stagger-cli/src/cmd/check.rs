@@ -1,0 +1,862 @@
+//! `stagger check`: what a retry configuration commits its user to, read from the file and
+//! measured in the simulator, with plain warnings and the fix for each.
+//!
+//! Every figure is either the configuration's own arithmetic (attempts through layers, the
+//! retry window's bounds) or a simulator run of the configuration as the executors run it.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::ValueEnum;
+use serde::Serialize;
+use stagger_core::budget::{AnyBudgetConfig, BudgetKind};
+use stagger_core::config::RetrySpec;
+use stagger_core::config::grpc::ServiceConfig;
+use stagger_core::duration::human;
+use stagger_core::engine::{Hedging, Nested, Settings};
+use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
+use stagger_sim::scoreboard::{RECOVERED, THROTTLE_SEEDS};
+use stagger_sim::workload::herd::Herd;
+use stagger_sim::workload::open_loop::OpenLoop;
+use stagger_sim::workload::outage::Outage;
+use stagger_sim::workload::spike::Spike;
+use stagger_sim::workload::throttle::Throttle;
+use stagger_sim::{ResultRow, SimError, SimPolicy, Strategy, Workload};
+
+use crate::flags::{self, Failure};
+use crate::limits::{self, Bytes, Count, MemoryLimit};
+
+/// The delays the text lists; the JSON lists up to a hundred.
+const SHOWN_DELAYS: usize = 8;
+
+/// The most layers `--layers` takes.
+const MAX_LAYERS: u32 = 16;
+
+/// Flags of `stagger check`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A retry configuration (TOML or JSON, the keys the configuration loader reads) or a
+    /// gRPC service config (JSON with `methodConfig`).
+    #[arg(value_name = "CONFIG")]
+    config: PathBuf,
+    /// The layers of retrying clients one request passes through (a service calling a service
+    /// calling the dependency is 2 or more).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_LAYERS)))]
+    layers: u32,
+    /// The requests a second the whole fleet sends the dependency.
+    #[arg(
+        long,
+        value_name = "R",
+        default_value_t = 1_000.0,
+        allow_negative_numbers = true
+    )]
+    rate: f64,
+    /// The client processes of the fleet; each holds its own budget.
+    #[arg(long, value_name = "C", default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=OpenLoop::MAX_CLIENTS))]
+    clients: u64,
+    /// How long the total outage of the dependency lasts.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = flags::duration, allow_hyphen_values = true)]
+    outage: Duration,
+    /// The world seed of the simulator runs.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// One retry configuration to check: a file's, or one method config's of a service config.
+#[derive(Clone, Debug)]
+struct Subject {
+    /// Where it comes from.
+    source: String,
+    policy: AnyConfig,
+    budget: Option<(BudgetKind, AnyBudgetConfig)>,
+    settings: Settings,
+    hedging: Option<Hedging>,
+}
+
+/// What one configuration commits its user to.
+#[derive(Debug, Serialize)]
+struct Report {
+    source: String,
+    policy: &'static str,
+    max_attempts: u32,
+    /// The delay before each retry: its band, in milliseconds.
+    delays_ms: Vec<(f64, f64)>,
+    /// The sum of the delays: the retry window's band, in milliseconds.
+    window_ms: (f64, f64),
+    deadline: Option<String>,
+    budget: Option<String>,
+    hedging: Option<String>,
+    idempotent: bool,
+    layers: Layers,
+    outage: Option<OutageLoad>,
+    throttle: Option<ThrottleFigure>,
+    workloads: Vec<WorkloadRow>,
+    warnings: Vec<Warning>,
+}
+
+/// Attempts per request through the layers.
+#[derive(Debug, Serialize)]
+struct Layers {
+    layers: u32,
+    /// When each layer retries on its own (other libraries, or `nested = "retry"`): the
+    /// attempts multiply. `None` past `u64::MAX`.
+    uncoordinated: Option<u64>,
+    /// With stagger's default ownership of recovery (`nested = "single-attempt"`): only the
+    /// outermost layer retries.
+    owned: u64,
+    /// What this configuration asks for inside another executor.
+    nested: &'static str,
+}
+
+/// The load on a dependency that is down, measured.
+#[derive(Debug, Serialize)]
+struct OutageLoad {
+    rate: f64,
+    clients: u64,
+    duration: String,
+    /// Attempts per request without a budget.
+    without_budget: f64,
+    /// Attempts per request with the configuration's budget, one per client.
+    with_budget: Option<f64>,
+}
+
+/// The 429 storm of the nginx trial, measured with this configuration.
+#[derive(Debug, Serialize)]
+struct ThrottleFigure {
+    /// Mean requests served of 20, over the seeds.
+    served: f64,
+    seeds: u64,
+    /// Retries sent before the server's time, over every seed.
+    early_retries: u64,
+    dispersal: &'static str,
+    deadline: String,
+    /// Whether the deadline is the configuration's own (or the trial's 3 s, if it sets none).
+    own_deadline: bool,
+    max_server_wait: String,
+}
+
+/// One strategy on the canonical workloads.
+#[derive(Debug, Serialize)]
+struct WorkloadRow {
+    label: String,
+    /// The herd's largest share of all retries in one 10 ms window.
+    herd_peak_share: f64,
+    /// The share of the outage's requests that succeeded.
+    outage_success: f64,
+    /// The spike's tail goodput ratio (1 is healthy).
+    spike_tail_goodput: Option<f64>,
+}
+
+/// A plain warning and its fix.
+#[derive(Debug, Serialize)]
+struct Warning {
+    what: String,
+    fix: String,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+    if !(args.rate.is_finite() && args.rate > 0.0) {
+        return Err(Failure::Usage(format!(
+            "invalid --rate: must be a positive number of requests a second, got {}",
+            args.rate
+        )));
+    }
+    let subjects = read(&args.config)?;
+    let reports = subjects
+        .iter()
+        .map(|s| report(s, args))
+        .collect::<Result<Vec<_>, _>>()?;
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &reports).map_err(std::io::Error::from)?;
+            writeln!(out)?;
+        }
+        Format::Text => {
+            for (i, r) in reports.iter().enumerate() {
+                if i > 0 {
+                    writeln!(out)?;
+                }
+                out.write_all(text(r).as_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads `path` into the configurations it holds: one for a retry configuration, one per
+/// retried or hedged method config for a gRPC service config.
+fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::Usage(format!("cannot read {shown}: {e}")))?;
+    let bad =
+        |what: &str, e: &dyn std::fmt::Display| Failure::Usage(format!("{shown}: {what}: {e}"));
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match extension.as_deref() {
+        Some("toml") => {
+            let spec: RetrySpec =
+                toml::from_str(&text).map_err(|e| bad("not a retry configuration", &e))?;
+            from_spec(&spec, format!("{shown}")).map(|s| vec![s])
+        }
+        Some("json") => {
+            let value: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| bad("not JSON", &e))?;
+            let grpc = value.as_object().is_some_and(|o| {
+                o.keys().any(|k| {
+                    let k = k.to_ascii_lowercase();
+                    k == "methodconfig" || k == "method_config"
+                })
+            });
+            if grpc {
+                let config: ServiceConfig = serde_json::from_value(value)
+                    .map_err(|e| bad("not a gRPC service config", &e))?;
+                from_service_config(&config, &shown.to_string())
+            } else {
+                let spec: RetrySpec = serde_json::from_value(value)
+                    .map_err(|e| bad("not a retry configuration", &e))?;
+                from_spec(&spec, format!("{shown}")).map(|s| vec![s])
+            }
+        }
+        _ => Err(Failure::Usage(format!(
+            "{shown}: name the format by the file's extension: .toml or .json"
+        ))),
+    }
+}
+
+fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
+    let settings = spec.to_settings()?;
+    Ok(Subject {
+        source,
+        policy: spec.to_config()?,
+        budget: spec.budget.map(|b| (b.kind(), b.to_config())),
+        settings,
+        hedging: spec.to_hedging()?,
+    })
+}
+
+fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subject>, Failure> {
+    let grpc =
+        |e: stagger_core::config::grpc::GrpcConfigError| Failure::Usage(format!("{shown}: {e}"));
+    let throttling = config.throttling().map_err(grpc)?;
+    let budget = throttling.map(|t| (BudgetKind::GrpcThrottle, AnyBudgetConfig::GrpcThrottle(t)));
+    let names = |names: &[stagger_core::config::grpc::MethodName]| {
+        names
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut subjects = Vec::new();
+    for (names_of, policy, _codes) in config.retry_policies().map_err(grpc)? {
+        subjects.push(Subject {
+            source: format!("{shown}, the retry policy of {}", names(&names_of)),
+            policy,
+            budget,
+            settings: Settings::new(),
+            hedging: None,
+        });
+    }
+    for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
+        subjects.push(Subject {
+            source: format!("{shown}, the hedging policy of {}", names(&names_of)),
+            // A6's hedging has no backoff: the policy only counts the attempts.
+            policy: AnyConfig::from(
+                stagger_core::policy::Immediate::new().with_max_attempts(hedging.max_attempts()),
+            ),
+            budget,
+            settings: Settings::new(),
+            hedging: Some(hedging),
+        });
+    }
+    if subjects.is_empty() {
+        return Err(Failure::Usage(format!(
+            "{shown}: no method config has a retryPolicy or a hedgingPolicy: nothing is retried"
+        )));
+    }
+    Ok(subjects)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn sim(err: SimError) -> Failure {
+    Failure::Usage(format!("the simulator refuses the check's runs: {err}"))
+}
+
+/// Runs `workload` for `strategy`, counting its estimated events into `spent` and refusing,
+/// before it starts, a run that would take the check past the limits `stagger simulate` keeps
+/// by default.
+struct Budgeted {
+    events: u64,
+    memory: Option<u64>,
+}
+
+impl Budgeted {
+    fn new() -> Self {
+        Self {
+            events: 0,
+            memory: MemoryLimit::new(None).bytes,
+        }
+    }
+
+    fn run<W: Workload>(
+        &mut self,
+        workload: &W,
+        strategy: &Strategy,
+        seed: u64,
+    ) -> Result<ResultRow, Failure> {
+        workload.validate().map_err(sim)?;
+        let estimate = workload.estimate(strategy);
+        self.events = self.events.saturating_add(estimate.events);
+        if self.events > limits::DEFAULT_MAX_EVENTS {
+            return Err(Failure::Usage(format!(
+                "checking this configuration would simulate more than {} events: use a lower \
+                 --rate, fewer --clients or a shorter --outage (it makes {} attempts a request)",
+                Count(limits::DEFAULT_MAX_EVENTS),
+                strategy_attempts(strategy)
+            )));
+        }
+        if let Some(limit) = self.memory
+            && estimate.bytes > limit
+        {
+            return Err(Failure::Usage(format!(
+                "a run of the check would need about {} of memory, more than {}: use a lower \
+                 --rate, fewer --clients or a shorter --outage",
+                Bytes(estimate.bytes),
+                Bytes(limit)
+            )));
+        }
+        workload
+            .run_within(
+                strategy,
+                seed,
+                estimate.events.saturating_mul(2).saturating_add(10_000),
+            )
+            .map_err(sim)
+    }
+}
+
+fn strategy_attempts(strategy: &Strategy) -> u32 {
+    match strategy.policy {
+        SimPolicy::Catalog(config) => config.max_attempts(),
+        _ => 0,
+    }
+}
+
+fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
+    let policy = subject.policy;
+    let attempts = subject
+        .hedging
+        .map_or_else(|| policy.max_attempts(), |h| h.max_attempts());
+    let retries = attempts.saturating_sub(1);
+    // The delays: every retry's band, up to a hundred listed.
+    let delays_ms: Vec<(f64, f64)> = (1..=retries.min(100))
+        .map(|n| {
+            let b = policy.bounds(n);
+            (ms(b.min), ms(b.max))
+        })
+        .collect();
+    let window = policy.window_bounds(retries).unwrap_or_else(|| {
+        let (mut min, mut max) = (Duration::ZERO, Duration::ZERO);
+        for n in 1..=retries.min(100_000) {
+            let b = policy.bounds(n);
+            min = min.saturating_add(b.min);
+            max = max.saturating_add(b.max);
+        }
+        stagger_core::Bounds { min, max }
+    });
+    let strategy = strategy_of(subject)?;
+    let unbudgeted = strategy.with_budget(None);
+    let nested = subject.settings.nested();
+    let layers = Layers {
+        layers: args.layers,
+        uncoordinated: u64::from(attempts).checked_pow(args.layers),
+        owned: u64::from(attempts),
+        nested: if nested == Nested::Retry {
+            "retry"
+        } else {
+            "single-attempt"
+        },
+    };
+
+    let hedged = subject.hedging.is_some();
+    let mut runs = Budgeted::new();
+    let outage = if hedged {
+        None
+    } else {
+        let model = OpenLoop {
+            clients: args.clients,
+            rate: args.rate / args.clients as f64,
+            duration: args.outage,
+            failure_rate: 1.0,
+            ..OpenLoop::default()
+        };
+        let without = runs.run(&model, &unbudgeted, args.seed)?.load;
+        let with = match subject.budget {
+            Some(_) => Some(runs.run(&model, &strategy, args.seed)?.load),
+            None => None,
+        };
+        Some(OutageLoad {
+            rate: args.rate,
+            clients: args.clients,
+            duration: human(args.outage),
+            without_budget: without,
+            with_budget: with,
+        })
+    };
+
+    let throttle = if hedged {
+        None
+    } else {
+        let trial = Throttle::default();
+        let model = Throttle {
+            dispersal: subject.settings.dispersal(),
+            timeout: subject.settings.timeout().unwrap_or(trial.timeout),
+            ..trial
+        };
+        let (mut served, mut early) = (0, 0);
+        for seed in args.seed..args.seed.saturating_add(THROTTLE_SEEDS) {
+            let row = runs.run(&model, &strategy, seed)?;
+            served += row.successes;
+            early += row.early_retries.unwrap_or(0);
+        }
+        Some(ThrottleFigure {
+            served: served as f64 / THROTTLE_SEEDS as f64,
+            seeds: THROTTLE_SEEDS,
+            early_retries: early,
+            dispersal: model.dispersal.name(),
+            deadline: human(model.timeout),
+            own_deadline: subject.settings.timeout().is_some(),
+            max_server_wait: human(subject.settings.max_server_wait()),
+        })
+    };
+
+    let workloads = if hedged {
+        Vec::new()
+    } else {
+        let mut rows = vec![("this configuration".to_owned(), strategy)];
+        let defaults = AnyConfig::from(policy.kind());
+        if defaults != policy || subject.budget.is_some() {
+            rows.push((
+                format!("{} at its defaults", policy.kind()),
+                Strategy::policy(defaults),
+            ));
+        }
+        if policy.kind() != PolicyKind::ExponentialFullJitter {
+            rows.push((
+                "exponential-full-jitter at its defaults".to_owned(),
+                Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
+            ));
+        }
+        rows.into_iter()
+            .map(|(label, s)| {
+                Ok(WorkloadRow {
+                    label,
+                    herd_peak_share: runs.run(&Herd::default(), &s, args.seed)?.peak_window_share,
+                    outage_success: runs.run(&Outage::default(), &s, args.seed)?.success_rate,
+                    spike_tail_goodput: runs
+                        .run(&Spike::default(), &s, args.seed)?
+                        .tail_goodput_ratio,
+                })
+            })
+            .collect::<Result<Vec<_>, Failure>>()?
+    };
+
+    let mut r = Report {
+        source: subject.source.clone(),
+        policy: policy.kind().name(),
+        max_attempts: attempts,
+        delays_ms,
+        window_ms: (ms(window.min), ms(window.max)),
+        deadline: subject.settings.timeout().map(human),
+        budget: subject.budget.map(|(kind, config)| {
+            let whose = if config == AnyBudgetConfig::published(kind) {
+                "its published defaults"
+            } else {
+                "configured"
+            };
+            format!("{kind} ({}; {whose}), one per client", parameters(config))
+        }),
+        hedging: subject.hedging.map(|h| {
+            format!(
+                "{} attempts in all, the next after {} without an answer",
+                h.max_attempts(),
+                h.delay()
+            )
+        }),
+        idempotent: subject.settings.idempotent().unwrap_or(true),
+        layers,
+        outage,
+        throttle,
+        workloads,
+        warnings: Vec::new(),
+    };
+    r.warnings = warnings(subject, &r, args);
+    Ok(r)
+}
+
+/// A budget's parameters, as a configuration file names them.
+fn parameters(config: AnyBudgetConfig) -> String {
+    match config {
+        AnyBudgetConfig::TokenBucket(c) => format!(
+            "capacity {}, retry_cost {}, timeout_cost {}, throttle_cost {}",
+            c.capacity(),
+            c.retry_cost(),
+            c.timeout_cost(),
+            c.throttle_cost()
+        ),
+        AnyBudgetConfig::Ratio(c) => format!(
+            "percent {}, min_per_sec {}, ttl {}",
+            c.percent(),
+            c.min_per_sec(),
+            human(c.ttl())
+        ),
+        AnyBudgetConfig::GrpcThrottle(c) => format!(
+            "max_tokens {}, token_ratio {}",
+            c.max_tokens(),
+            c.token_ratio()
+        ),
+        AnyBudgetConfig::SreAdaptive(c) => format!("k {}, window {}", c.k(), human(c.window())),
+        AnyBudgetConfig::Breaker(c) => format!(
+            "threshold {}, window {}",
+            c.threshold(),
+            c.window()
+                .map_or_else(|| "since creation".to_owned(), human)
+        ),
+        other => format!("{other:?}"),
+    }
+}
+
+/// The simulator's strategy for the configuration: its policy and its budget, one per client.
+fn strategy_of(subject: &Subject) -> Result<Strategy, Failure> {
+    let s = Strategy::policy(subject.policy);
+    match subject.budget {
+        Some((kind, config)) => s.with_budget_config(kind, config).map_err(sim),
+        None => Ok(s),
+    }
+}
+
+fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let policy = subject.policy;
+    let retries = r.max_attempts.saturating_sub(1);
+    let exact = (1..=retries.min(1_000)).all(|n| {
+        let b = policy.bounds(n);
+        b.min == b.max
+    });
+    if subject.hedging.is_none() && exact && retries > 0 && args.clients > 1 {
+        let peak = |label: &str| {
+            r.workloads
+                .iter()
+                .find(|row| row.label.starts_with(label))
+                .map(|row| row.herd_peak_share)
+        };
+        let figures = match (peak("this configuration"), peak("exponential-full-jitter")) {
+            (Some(mine), Some(jittered)) => format!(
+                " On the herd (1000 clients failing at once) {:.1}% of all retries land in one 10 ms window, against {:.1}% with full jitter.",
+                100.0 * mine,
+                100.0 * jittered
+            ),
+            _ => String::new(),
+        };
+        w.push(Warning {
+            what: format!(
+                "The delays have no jitter: {} clients that fail together retry together.{figures}",
+                args.clients
+            ),
+            fix: "policy = \"exponential-full-jitter\" (or another jittered policy)".to_owned(),
+        });
+    }
+    if subject.settings.timeout().is_none() {
+        let what = if subject.hedging.is_some() {
+            format!(
+                "No deadline: a call lasts as long as the slowest of its {} attempts takes to answer.",
+                r.max_attempts
+            )
+        } else {
+            format!(
+                "No deadline: a call can take the whole retry window (up to {}) plus the time of each of its {} attempts.",
+                human(Duration::from_secs_f64(r.window_ms.1 / 1e3)),
+                r.max_attempts
+            )
+        };
+        w.push(Warning {
+            what,
+            fix: "timeout = \"10s\" (one end-to-end deadline; every retry that would end past it is not sent)".to_owned(),
+        });
+    }
+    if let Some(n) = cap_never_reached(policy, retries) {
+        w.push(Warning {
+            what: format!(
+                "The cap is never reached: within {} attempts the longest delay is {}.",
+                r.max_attempts,
+                human(policy.bounds(n).max)
+            ),
+            fix: "lower cap to where the waits should stop growing, or raise max_attempts if the fleet should wait longer".to_owned(),
+        });
+    }
+    if let Some(o) = &r.outage {
+        match o.with_budget {
+            None if r.max_attempts >= 3 => w.push(Warning {
+                what: format!(
+                    "No budget: during a total outage of {} every request makes all {} attempts, {:.2}x the load on a dependency that is down.",
+                    o.duration, r.max_attempts, o.without_budget
+                ),
+                fix: "[budget] budget = \"aws-standard\" (or \"finagle\" for a share of the traffic)".to_owned(),
+            }),
+            Some(load) if load >= 3.0 => w.push(Warning {
+                what: format!(
+                    "The budget still allows {load:.2}x the load during a total outage of {} at {} requests a second from {} clients.",
+                    o.duration, o.rate, o.clients
+                ),
+                fix: "a smaller budget: a lower capacity, or a ratio budget (budget = \"finagle\")".to_owned(),
+            }),
+            _ => {}
+        }
+    }
+    if args.layers > 1 && r.layers.uncoordinated != Some(r.layers.owned) {
+        let worst = r
+            .layers
+            .uncoordinated
+            .map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string());
+        let what = if r.layers.nested == "retry" {
+            format!(
+                "Layers that multiply: this configuration sets nested = \"retry\", so each of the {} layers retries on its own: {worst} calls per request reach the dependency in the worst case.",
+                args.layers
+            )
+        } else {
+            let others = match args.layers - 1 {
+                1 => "the other layer retries".to_owned(),
+                n => format!("the other {n} layers retry"),
+            };
+            format!(
+                "Layers that multiply: if {others} with other libraries, or with nested = \"retry\", {worst} calls per request reach the dependency in the worst case; with stagger's default ownership of recovery at every layer, {}.",
+                r.layers.owned
+            )
+        };
+        w.push(Warning {
+            what,
+            fix: "retry at one layer only: nested = \"single-attempt\" (the default) in every stagger layer inside another, and no retries in the layers stagger does not run".to_owned(),
+        });
+    }
+    w
+}
+
+/// The last retry, if the policy has a cap that none of its `retries` delays reaches: the
+/// same bounds with the cap lifted.
+fn cap_never_reached(policy: AnyConfig, retries: u32) -> Option<u32> {
+    let uncapped = policy.set(Param::Cap(Duration::MAX)).ok()?;
+    if retries == 0 {
+        return None;
+    }
+    let same = (1..=retries.min(1_000)).all(|n| policy.bounds(n) == uncapped.bounds(n));
+    same.then_some(retries)
+}
+
+fn text(r: &Report) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "{}", r.source);
+    let policy = if r.hedging.is_some() {
+        "none, hedged"
+    } else {
+        r.policy
+    };
+    let _ = writeln!(
+        s,
+        "  policy: {policy}, {} attempts in all{}",
+        r.max_attempts,
+        if r.idempotent {
+            ""
+        } else {
+            "; not idempotent: an uncertain failure is never retried"
+        }
+    );
+    if let Some(h) = &r.hedging {
+        let _ = writeln!(s, "  hedging: {h}");
+    }
+    if !r.delays_ms.is_empty() && r.hedging.is_none() {
+        let mut bands: Vec<String> = r
+            .delays_ms
+            .iter()
+            .take(SHOWN_DELAYS)
+            .map(|&(a, b)| band(a, b))
+            .collect();
+        let retries = r.max_attempts.saturating_sub(1) as usize;
+        if retries > SHOWN_DELAYS {
+            bands.push(format!("and {} more", retries - SHOWN_DELAYS));
+        }
+        let _ = writeln!(s, "  delays before each retry: {}", bands.join(", "));
+        let _ = writeln!(
+            s,
+            "  retry window (the delays' sum): {}",
+            band(r.window_ms.0, r.window_ms.1)
+        );
+    }
+    let _ = writeln!(s, "  deadline: {}", r.deadline.as_deref().unwrap_or("none"));
+    let _ = writeln!(s, "  budget: {}", r.budget.as_deref().unwrap_or("none"));
+
+    let l = &r.layers;
+    let _ = writeln!(
+        s,
+        "\nAttempts per request through {} layer{}:",
+        l.layers,
+        if l.layers == 1 { "" } else { "s" }
+    );
+    let worst = l
+        .uncoordinated
+        .map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string());
+    if l.layers == 1 {
+        let _ = writeln!(s, "  at most {}", l.owned);
+    } else {
+        let _ = writeln!(
+            s,
+            "  worst case, layers that do not coordinate (other libraries, or nested = \"retry\"): {} ^ {} = {worst}",
+            l.owned, l.layers
+        );
+        let _ = writeln!(
+            s,
+            "  with stagger's default ownership of recovery (nested = \"single-attempt\"): {}",
+            l.owned
+        );
+        let _ = writeln!(s, "  this configuration asks for nested = \"{}\"", l.nested);
+    }
+
+    if let Some(o) = &r.outage {
+        let _ = writeln!(
+            s,
+            "\nA total outage of {}, {} requests a second from {} clients (simulated):",
+            o.duration, o.rate, o.clients
+        );
+        let _ = writeln!(
+            s,
+            "  without a budget: {:.2} attempts per request",
+            o.without_budget
+        );
+        if let Some(with) = o.with_budget {
+            let _ = writeln!(
+                s,
+                "  with its budget, one per client: {with:.2} attempts per request"
+            );
+        }
+    }
+    if let Some(t) = &r.throttle {
+        let _ = writeln!(
+            s,
+            "\nA 429 storm (20 requests at once against 5 requests a second, Retry-After: 1), simulated:"
+        );
+        let _ = writeln!(
+            s,
+            "  each 429's wait is a floor, spread above by {}; a wait past {} is not waited for",
+            t.dispersal, t.max_server_wait
+        );
+        let whose = if t.own_deadline {
+            "its deadline"
+        } else {
+            "the trial's deadline (the configuration sets none)"
+        };
+        let _ = writeln!(
+            s,
+            "  served {:.1} of 20 within {whose}, {} (mean over {} seeds); {} retries before the server's time",
+            t.served, t.deadline, t.seeds, t.early_retries
+        );
+    }
+    if !r.workloads.is_empty() {
+        let _ = writeln!(s, "\nOn the canonical workloads (simulated):");
+        let mut table = crate::render::Table::new([
+            "",
+            "herd peak share",
+            "outage success",
+            "spike tail goodput",
+        ]);
+        for row in &r.workloads {
+            table.row([
+                row.label.clone(),
+                format!("{:.1}%", 100.0 * row.herd_peak_share),
+                format!("{:.1}%", 100.0 * row.outage_success),
+                row.spike_tail_goodput.map_or_else(
+                    || "-".to_owned(),
+                    |g| {
+                        let verdict = if g >= RECOVERED {
+                            "recovers"
+                        } else {
+                            "stays collapsed"
+                        };
+                        format!("{g:.3} ({verdict})")
+                    },
+                ),
+            ]);
+        }
+        let mut bytes = Vec::new();
+        let _ = table.write(&mut bytes);
+        for line in String::from_utf8_lossy(&bytes).lines() {
+            let _ = writeln!(s, "  {line}");
+        }
+    }
+    if r.warnings.is_empty() {
+        let _ = writeln!(s, "\nNo warnings.");
+    } else {
+        let _ = writeln!(s, "\nWarnings:");
+        for w in &r.warnings {
+            let _ = writeln!(s, "  - {}\n    Fix: {}", w.what, w.fix);
+        }
+    }
+    s
+}
+
+/// A band of milliseconds in a reader's units: "100 ms" or "0 ms to 2 s".
+fn band(min_ms: f64, max_ms: f64) -> String {
+    let d = |v: f64| human(Duration::from_secs_f64((v / 1e3).clamp(0.0, 1e12)));
+    if (max_ms - min_ms).abs() < 1e-9 {
+        d(min_ms)
+    } else {
+        format!("{} to {}", d(min_ms), d(max_ms))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cap_beyond_every_delay_is_never_reached_and_a_cap_that_binds_is() {
+        use stagger_core::policy::Exponential;
+        let far = AnyConfig::from(
+            Exponential::new()
+                .with_base(Duration::from_millis(100))
+                .with_cap(Duration::from_secs(60))
+                .with_max_attempts(4),
+        );
+        assert_eq!(cap_never_reached(far, 3), Some(3));
+        let near = AnyConfig::from(
+            Exponential::new()
+                .with_base(Duration::from_millis(100))
+                .with_cap(Duration::from_millis(300))
+                .with_max_attempts(4),
+        );
+        assert_eq!(cap_never_reached(near, 3), None);
+        // A policy without a cap has nothing to reach.
+        let constant = AnyConfig::from(PolicyKind::Constant);
+        assert_eq!(cap_never_reached(constant, 3), None);
+    }
+
+    #[test]
+    fn a_band_reads_as_one_value_or_two() {
+        assert_eq!(band(100.0, 100.0), "100 ms");
+        assert_eq!(band(0.0, 2_000.0), "0 ms to 2 s");
+    }
+}

@@ -1,0 +1,228 @@
+//! `stagger check`, run as a user runs it, on the example configurations under `docs/check/`.
+
+mod support;
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+use support::{stagger, stdout};
+
+fn example(name: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/check")
+        .join(name);
+    path.to_str().expect("a UTF-8 path").to_owned()
+}
+
+/// The reports of `stagger check FILE ARGS --format json`.
+fn reports(file: &str, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["check", file];
+    all.extend(args);
+    all.extend(["--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout(&all)).expect("JSON");
+    doc.as_array()
+        .expect("one report per configuration")
+        .clone()
+}
+
+fn warnings(report: &Value) -> Vec<(String, String)> {
+    report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .map(|w| {
+            (
+                w["what"].as_str().unwrap().to_owned(),
+                w["fix"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn has(warnings: &[(String, String)], start: &str) -> bool {
+    warnings.iter().any(|(what, _)| what.starts_with(start))
+}
+
+#[test]
+fn three_attempts_through_three_layers_are_27_calls_or_3_with_stagger_and_the_fix_is_named() {
+    let file = example("three-attempts.toml");
+    let text = stdout(&["check", &file, "--layers", "3"]);
+    assert!(text.contains("3 ^ 3 = 27"), "{text}");
+    assert!(
+        text.contains(
+            "with stagger's default ownership of recovery (nested = \"single-attempt\"): 3"
+        ),
+        "{text}"
+    );
+    let report = &reports(&file, &["--layers", "3"])[0];
+    assert_eq!(report["layers"]["uncoordinated"], 27);
+    assert_eq!(report["layers"]["owned"], 3);
+    let w = warnings(report);
+    let (_, fix) = w
+        .iter()
+        .find(|(what, _)| what.starts_with("Layers that multiply"))
+        .expect("the layers warning");
+    assert!(fix.contains("nested = \"single-attempt\""), "{fix}");
+    // The rest of what this file gets wrong: no jitter, no deadline, a cap out of reach, no
+    // budget.
+    for start in [
+        "The delays have no jitter",
+        "No deadline",
+        "The cap is never reached",
+        "No budget",
+    ] {
+        assert!(has(&w, start), "{start}: {w:?}");
+    }
+    // One layer: nothing multiplies.
+    let alone = &reports(&file, &[])[0];
+    assert_eq!(alone["layers"]["uncoordinated"], 3);
+    assert!(!has(&warnings(alone), "Layers that multiply"));
+}
+
+#[test]
+fn a_configuration_that_asks_each_layer_to_retry_is_told_so() {
+    let dir = std::env::temp_dir().join(format!("stagger-check-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("nested.toml");
+    std::fs::write(
+        &file,
+        "policy = \"exponential-full-jitter\"\nmax_attempts = 4\ntimeout = \"3s\"\nnested = \"retry\"\n",
+    )
+    .unwrap();
+    let report = &reports(file.to_str().unwrap(), &["--layers", "3"])[0];
+    assert_eq!(report["layers"]["nested"], "retry");
+    assert_eq!(report["layers"]["uncoordinated"], 64);
+    let w = warnings(report);
+    assert!(
+        w.iter()
+            .any(|(what, _)| what.contains("this configuration sets nested = \"retry\"")),
+        "{w:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_fleets_configuration_passes_and_its_budget_bounds_an_outage() {
+    let report = &reports(&example("fleet.toml"), &[])[0];
+    let w = warnings(report);
+    assert!(w.is_empty(), "{w:?}");
+    // In a total outage without a budget every request makes every attempt; the budget, one
+    // per client, holds the fleet near one attempt a request.
+    let outage = &report["outage"];
+    let without = outage["without_budget"].as_f64().unwrap();
+    let with = outage["with_budget"].as_f64().unwrap();
+    assert!((without - 6.0).abs() < 0.01, "{outage}");
+    assert!(with < 1.5, "{outage}");
+    // The deadline is the configuration's own, and nothing retried before the server's time.
+    assert_eq!(report["throttle"]["own_deadline"], true);
+    assert_eq!(report["throttle"]["deadline"], "5 s");
+    assert_eq!(report["throttle"]["early_retries"], 0);
+}
+
+#[test]
+fn the_canonical_figures_are_the_scoreboards() {
+    use stagger_core::PolicyKind;
+    let report = &reports(&example("fleet.toml"), &["--seed", "1"])[0];
+    let row = report["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "exponential-full-jitter at its defaults")
+        .expect("the catalog's default beside it");
+    let figures =
+        stagger_sim::scoreboard::policy_figures(PolicyKind::ExponentialFullJitter, 1).unwrap();
+    assert_eq!(
+        row["herd_peak_share"].as_f64(),
+        Some(figures.herd.peak_window_share)
+    );
+    assert_eq!(
+        row["outage_success"].as_f64(),
+        Some(figures.outage.success_rate)
+    );
+}
+
+#[test]
+fn a_grpc_service_config_reports_its_policy_and_its_throttling() {
+    let file = example("grpc-service-config.json");
+    let all = reports(&file, &["--layers", "2"]);
+    assert_eq!(all.len(), 1);
+    let report = &all[0];
+    assert_eq!(report["policy"], "exponential-proportional-jitter");
+    assert_eq!(report["max_attempts"], 4);
+    let budget = report["budget"].as_str().unwrap();
+    assert!(
+        budget.starts_with("grpc-throttle (max_tokens 100, token_ratio 0.1; configured)"),
+        "{budget}"
+    );
+    assert_eq!(report["layers"]["uncoordinated"], 16);
+    // The delays are A6's: 100 ms doubling to 1 s, each within 20 % of its value.
+    assert_eq!(report["delays_ms"][0][0], 80.0);
+    assert_eq!(report["delays_ms"][0][1], 120.0);
+    let text = stdout(&["check", &file]);
+    assert!(
+        text.contains("the retry policy of helloworld.Greeter"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_same_seed_gives_the_same_bytes() {
+    let file = example("three-attempts.toml");
+    let run = |seed: &str| stdout(&["check", &file, "--seed", seed, "--format", "json"]);
+    assert_eq!(run("7"), run("7"));
+    assert_ne!(run("7"), run("8"));
+}
+
+#[test]
+fn bad_input_is_refused_in_one_line_that_names_it() {
+    let dir = std::env::temp_dir().join(format!("stagger-check-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    let unknown = write("unknown.toml", "policy = \"constant\"\nmax_atempts = 3\n");
+    let invalid = write("invalid.toml", "policy = \"constant\"\nmax_attempts = 0\n");
+    let yaml = write("config.yaml", "policy: constant\n");
+    let nothing = write(
+        "nothing.json",
+        r#"{"methodConfig": [{"name": [{"service": "a.B"}]}]}"#,
+    );
+    let grpc_bad = write(
+        "grpc.json",
+        r#"{"methodConfig": [{"retryPolicy": {"maxAttempts": 1}}]}"#,
+    );
+    let huge = write("huge.toml", "policy = \"immediate\"\nmax_attempts = 1000\n");
+    let grpc = example("grpc-service-config.json");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["check", &unknown], "max_atempts"),
+        (vec!["check", &invalid], "max_attempts"),
+        (vec!["check", &yaml], ".toml or .json"),
+        (vec!["check", &nothing], "nothing is retried"),
+        (
+            vec!["check", &grpc_bad],
+            "methodConfig[0].retryPolicy.maxAttempts",
+        ),
+        (vec!["check", "/no/such/file.toml"], "cannot read"),
+        (vec!["check", &huge], "--rate"),
+        (vec!["check", &grpc, "--rate", "0"], "--rate"),
+        (vec!["check", &grpc, "--rate", "nan"], "--rate"),
+        (vec!["check", &grpc, "--rate", "1e9"], "rate"),
+        (vec!["check", &grpc, "--layers", "0"], "--layers"),
+        (vec!["check", &grpc, "--layers", "17"], "--layers"),
+        (vec!["check", &grpc, "--clients", "0"], "--clients"),
+        (vec!["check", &grpc, "--outage", "-1s"], "--outage"),
+        (vec!["check", &grpc, "--outage", "0s"], "duration"),
+    ];
+    for (args, named) in cases {
+        let out = stagger(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.contains(named), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
