@@ -1189,14 +1189,7 @@ impl Scoreboard {
             spike_goodput,
             ramp,
             spike_recovery: spike_recovery(seed)?,
-            throttle: Vec::new(),
-            throttle_variants: Vec::new(),
-            partition: Vec::new(),
-            tail: Vec::new(),
-            tail_delay: None,
-            tail_sweep: Vec::new(),
-            tail_fanout: Vec::new(),
-            fidelity: Vec::new(),
+            ..Self::empty(seed)
         };
         progress("throttle");
         let (throttle, variants) =
