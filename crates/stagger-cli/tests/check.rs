@@ -224,5 +224,27 @@ fn bad_input_is_refused_in_one_line_that_names_it() {
         assert!(stderr.contains(named), "{args:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+    // A file's errors name its keys as the file writes them, not as the CLI's flags.
+    let budget = write(
+        "budget.json",
+        r#"{"policy": "constant", "max_attempts": 3, "budget": {"budget": "finagle", "ttl": "5m"}}"#,
+    );
+    for (file, key) in [(&invalid, "max_attempts"), (&budget, "ttl")] {
+        let out = stagger(&["check", file]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(key) && !stderr.contains("--"), "{stderr}");
+    }
+    // A file's errors name its keys as the file writes them, not as the CLI's flags.
+    let budget = write(
+        "budget.json",
+        r#"{"policy": "constant", "max_attempts": 3, "budget": {"budget": "finagle", "ttl": "5m"}}"#,
+    );
+    for (file, key) in [(&invalid, "max_attempts"), (&budget, "ttl")] {
+        let out = stagger(&["check", file]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(key) && !stderr.contains("--"), "{stderr}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

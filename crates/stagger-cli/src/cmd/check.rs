@@ -238,13 +238,15 @@ fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
 }
 
 fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
-    let settings = spec.to_settings()?;
+    // The file's own words: `max_attempts`, not the CLI's `--max-attempts`.
+    let bad = |e: stagger_core::ConfigError| Failure::Usage(format!("{source}: {e}"));
+    let settings = spec.to_settings().map_err(bad)?;
     Ok(Subject {
-        source,
-        policy: spec.to_config()?,
+        policy: spec.to_config().map_err(bad)?,
         budget: spec.budget.map(|b| (b.kind(), b.to_config())),
         settings,
-        hedging: spec.to_hedging()?,
+        hedging: spec.to_hedging().map_err(bad)?,
+        source,
     })
 }
 
@@ -335,8 +337,9 @@ impl Budgeted {
             && estimate.bytes > limit
         {
             return Err(Failure::Usage(format!(
-                "a run of the check would need about {} of memory, more than {}: use a lower \
-                 --rate, fewer --clients or a shorter --outage",
+                "a run of the check would need about {} of memory, more than {}: a request \
+                 is held through its whole retry window, so use a shorter window (a lower base, \
+                 cap or max_attempts), a lower --rate, fewer --clients or a shorter --outage",
                 Bytes(estimate.bytes),
                 Bytes(limit)
             )));
@@ -852,6 +855,19 @@ mod tests {
         // A policy without a cap has nothing to reach.
         let constant = AnyConfig::from(PolicyKind::Constant);
         assert_eq!(cap_never_reached(constant, 3), None);
+    }
+
+    #[test]
+    fn every_policy_at_its_defaults_and_at_the_edges_is_read_without_a_panic() {
+        for kind in PolicyKind::ALL {
+            let config = AnyConfig::from(kind);
+            for retries in [0, 1, 9, 999, u32::MAX] {
+                let _ = cap_never_reached(config, retries);
+            }
+            if let Ok(long) = config.set(Param::Base(Duration::MAX)) {
+                let _ = cap_never_reached(long, 9);
+            }
+        }
     }
 
     #[test]
