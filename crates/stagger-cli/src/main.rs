@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd;
 mod flags;
+mod html;
 mod limits;
 mod plot;
 mod render;

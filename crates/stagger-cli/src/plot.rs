@@ -25,7 +25,7 @@ fn failed(e: impl std::fmt::Display) -> Failure {
     Failure::Io(std::io::Error::other(e.to_string()))
 }
 
-/// Lines `(x, y)` labelled, on one chart.
+/// Lines `(x, y)` labelled, on one chart, written to `path`.
 pub(crate) fn chart(
     path: &Path,
     title: &str,
@@ -33,7 +33,30 @@ pub(crate) fn chart(
     y_label: &str,
     lines: &[(String, Vec<(f64, f64)>)],
 ) -> Result<(), Failure> {
-    let root = SVGBackend::new(path, (800, 480)).into_drawing_area();
+    std::fs::write(path, chart_svg(title, x_label, y_label, lines)?)?;
+    Ok(())
+}
+
+/// Lines `(x, y)` labelled, on one chart, as an SVG document.
+pub(crate) fn chart_svg(
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> Result<String, Failure> {
+    let mut svg = String::new();
+    draw(&mut svg, title, x_label, y_label, lines)?;
+    Ok(svg)
+}
+
+fn draw(
+    svg: &mut String,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    lines: &[(String, Vec<(f64, f64)>)],
+) -> Result<(), Failure> {
+    let root = SVGBackend::with_string(svg, (800, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
     let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
     let ys = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.1));
@@ -105,29 +128,17 @@ fn sweep_lines(
         .collect()
 }
 
-/// Writes every plot into `dir`.
+/// Writes every plot into `dir`, each under its file name.
 pub(crate) fn all(board: &Scoreboard, dir: &Path) -> Result<(), Failure> {
-    chart(
-        &dir.join("herd.svg"),
-        "herd: retries per 10 ms",
-        "time (s)",
-        "retries",
-        &series_lines(&board.herd_arrivals, 0.01),
-    )?;
-    chart(
-        &dir.join("contention_work.svg"),
-        "contention: writes per round",
-        "clients",
-        "writes",
-        &sweep_lines(&board.contention_sweep, |r| r.writes_per_round),
-    )?;
-    chart(
-        &dir.join("contention_time.svg"),
-        "contention: completion",
-        "clients",
-        "ms",
-        &sweep_lines(&board.contention_sweep, |r| r.completion_ms),
-    )?;
+    for (name, svg) in all_svgs(board)? {
+        std::fs::write(dir.join(name), svg)?;
+    }
+    Ok(())
+}
+
+/// Every plot of the scoreboard, as (file name, SVG document), the names the Markdown's
+/// images use.
+pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<(&'static str, String)>, Failure> {
     let mut open = sweep_lines(&board.open_loop, |r| Some(r.success_rate));
     for (label, _) in &mut open {
         *label = format!("success, {label}");
@@ -137,18 +148,46 @@ pub(crate) fn all(board: &Scoreboard, dir: &Path) -> Result<(), Failure> {
         *label = format!("load, {label}");
     }
     open.extend(load);
-    chart(
-        &dir.join("open_loop.svg"),
-        "open-loop: success and load",
-        "failure rate",
-        "",
-        &open,
-    )?;
-    chart(
-        &dir.join("spike.svg"),
-        "spike: goodput per second",
-        "time (s)",
-        "successes/s",
-        &series_lines(&board.spike_goodput, 1.0),
-    )
+    Ok(vec![
+        (
+            "herd.svg",
+            chart_svg(
+                "herd: retries per 10 ms",
+                "time (s)",
+                "retries",
+                &series_lines(&board.herd_arrivals, 0.01),
+            )?,
+        ),
+        (
+            "contention_work.svg",
+            chart_svg(
+                "contention: writes per round",
+                "clients",
+                "writes",
+                &sweep_lines(&board.contention_sweep, |r| r.writes_per_round),
+            )?,
+        ),
+        (
+            "contention_time.svg",
+            chart_svg(
+                "contention: completion",
+                "clients",
+                "ms",
+                &sweep_lines(&board.contention_sweep, |r| r.completion_ms),
+            )?,
+        ),
+        (
+            "open_loop.svg",
+            chart_svg("open-loop: success and load", "failure rate", "", &open)?,
+        ),
+        (
+            "spike.svg",
+            chart_svg(
+                "spike: goodput per second",
+                "time (s)",
+                "successes/s",
+                &series_lines(&board.spike_goodput, 1.0),
+            )?,
+        ),
+    ])
 }

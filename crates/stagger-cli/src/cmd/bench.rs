@@ -21,6 +21,9 @@ pub(crate) struct Args {
     /// Also replace the scoreboard section of this README (between its scoreboard markers).
     #[arg(long, value_name = "FILE")]
     readme: Option<PathBuf>,
+    /// Also write the scoreboard as one self-contained HTML page, its plots inline.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// The world seed.
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     seed: u64,
@@ -80,6 +83,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
                 &board.spike,
                 args.seed,
             ),
+        )?;
+    }
+    if let Some(path) = &args.html {
+        let plots = plot::all_svgs(&board)?;
+        fs::write(
+            path,
+            crate::html::page("stagger scoreboard", &markdown, &plots),
         )?;
     }
     if let Some(readme) = &args.readme {

@@ -136,6 +136,10 @@ pub(crate) struct Args {
     /// and peak memory, on stderr.
     #[arg(long)]
     stats: bool,
+    /// Also write the results as one self-contained HTML page, with the plot inline for
+    /// herd, spike and ramp.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<std::path::PathBuf>,
     /// Write a plot: retries over time (herd) or goodput per second (spike, ramp).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
@@ -290,7 +294,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             strategies.push(hedged(s, *delay)?);
         }
     }
-    let plotting = args.plot.is_some();
+    let plotted = matches!(
+        workload,
+        WorkloadKind::Herd | WorkloadKind::Spike | WorkloadKind::Ramp
+    );
+    let plotting = args.plot.is_some() || (args.html.is_some() && plotted);
     let (estimates, total) = estimate(workload, &overrides, &strategies, plotting)?;
     let process = limits::process_bytes();
     let memory = MemoryLimit::new(args.max_memory);
@@ -327,13 +335,51 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             Count(args.max_events),
         );
     }
-    if let Some(path) = &args.plot {
-        let lines = plot_lines(workload, &overrides, &strategies, &estimates, args.seed)?;
-        let (title, x, y) = match workload {
-            WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
-            _ => ("goodput per second", "time (s)", "successes/s"),
-        };
-        crate::plot::chart(path, title, x, y, &lines)?;
+    let (title, x, y) = match workload {
+        WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
+        _ => ("goodput per second", "time (s)", "successes/s"),
+    };
+    let lines = if plotting {
+        Some(plot_lines(
+            workload,
+            &overrides,
+            &strategies,
+            &estimates,
+            args.seed,
+        )?)
+    } else {
+        None
+    };
+    if let (Some(path), Some(lines)) = (&args.plot, &lines) {
+        crate::plot::chart(path, title, x, y, lines)?;
+    }
+    if let Some(path) = &args.html {
+        let mut table = Vec::new();
+        write_table(&mut table, workload, args.seed, &results)?;
+        // The command as typed, less the page's own path.
+        let mut command = Vec::new();
+        let mut typed = std::env::args().skip(1);
+        while let Some(arg) = typed.next() {
+            if arg == "--html" {
+                typed.next();
+            } else if !arg.starts_with("--html=") {
+                command.push(arg);
+            }
+        }
+        let mut markdown = format!(
+            "# `stagger simulate`\n\n`stagger {}`\n\n{}",
+            command.join(" "),
+            String::from_utf8_lossy(&table)
+        );
+        let mut plots = Vec::new();
+        if let Some(lines) = &lines {
+            markdown.push_str(&format!("\n![{title}](plot.svg)\n"));
+            plots.push(("plot.svg", crate::plot::chart_svg(title, x, y, lines)?));
+        }
+        std::fs::write(
+            path,
+            crate::html::page("stagger simulate", &markdown, &plots),
+        )?;
     }
     match args.format {
         Format::Json => {
@@ -351,17 +397,25 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
                 render::csv_record(out, &cells(row))?;
             }
         }
-        Format::Table => {
-            writeln!(out, "{} (seed {})", workload, args.seed)?;
-            writeln!(out)?;
-            let mut table = Table::new(COLUMNS);
-            for row in &results {
-                table.row(cells(row));
-            }
-            table.write(out)?;
-        }
+        Format::Table => write_table(out, workload, args.seed, &results)?,
     }
     Ok(())
+}
+
+/// The results as the table format prints them: a line naming the run, then the table.
+fn write_table(
+    out: &mut dyn Write,
+    workload: WorkloadKind,
+    seed: u64,
+    results: &[ResultRow],
+) -> std::io::Result<()> {
+    writeln!(out, "{workload} (seed {seed})")?;
+    writeln!(out)?;
+    let mut table = Table::new(COLUMNS);
+    for row in results {
+        table.row(cells(row));
+    }
+    table.write(out)
 }
 
 /// The plot's lines: one per strategy.

@@ -1,0 +1,109 @@
+//! One self-contained HTML page from the CLI's Markdown: its text and tables, with each plot
+//! inlined as SVG where the Markdown shows it as an image. The page fetches nothing: no
+//! stylesheet, script, font or image from anywhere else.
+
+use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd, html};
+
+/// The page's style: readable text, tables that scroll sideways when wide, plots that fit.
+const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;\
+padding:0 1rem;line-height:1.45;color:#1a1a1a}\
+table{border-collapse:collapse;display:block;overflow-x:auto;margin:1rem 0;font-size:0.9rem}\
+th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;vertical-align:top}\
+th{background:#f3f3f3}code{background:#f3f3f3;padding:0 0.2rem}\
+figure{margin:1rem 0}figure svg{max-width:100%;height:auto}";
+
+/// `markdown` as a whole HTML document titled `title`. An image whose address is the name of
+/// one of `plots` (`herd.svg`) becomes that SVG, inline; any other image becomes its alt text,
+/// so that the page never loads a file.
+#[must_use]
+pub(crate) fn page(title: &str, markdown: &str, plots: &[(&str, String)]) -> String {
+    let mut events = Vec::new();
+    let mut in_image = false;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            Event::Start(Tag::Image { dest_url, .. }) => {
+                in_image = true;
+                match plots.iter().find(|(name, _)| *name == dest_url.as_ref()) {
+                    Some((name, svg)) => events.push(Event::Html(
+                        format!(
+                            "<figure data-plot=\"{}\">{}</figure>",
+                            escape(name),
+                            body(svg)
+                        )
+                        .into(),
+                    )),
+                    None => events.push(Event::Html("<em>[plot: ".into())),
+                }
+            }
+            Event::End(TagEnd::Image) => {
+                in_image = false;
+                if let Some(Event::Html(last)) = events.last()
+                    && last.starts_with("<figure")
+                {
+                    continue;
+                }
+                events.push(Event::Html("]</em>".into()));
+            }
+            // The alt text: kept only where no plot replaced the image.
+            other if in_image => {
+                if let Some(Event::Html(last)) = events.last()
+                    && last.starts_with("<figure")
+                {
+                    continue;
+                }
+                events.push(other);
+            }
+            other => events.push(other),
+        }
+    }
+    let mut content = String::new();
+    html::push_html(&mut content, events.into_iter());
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{content}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+/// An SVG document without its XML declaration, to sit inside HTML.
+fn body(svg: &str) -> &str {
+    match svg.find("<svg") {
+        Some(start) => &svg[start..],
+        None => svg,
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plots_are_inlined_tables_rendered_and_nothing_is_fetched() {
+        let svg = "<?xml version=\"1.0\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\"><path d=\"M0 0\"/></svg>";
+        let md = "# Title\n\n![Herd](herd.svg)\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n![Gone](gone.svg)\n";
+        let page = page("A & B", md, &[("herd.svg", svg.to_owned())]);
+        assert!(page.contains("<title>A &amp; B</title>"), "{page}");
+        assert!(
+            page.contains("<figure data-plot=\"herd.svg\"><svg"),
+            "{page}"
+        );
+        assert!(!page.contains("<?xml"), "{page}");
+        assert!(
+            !page.contains("Herd"),
+            "the alt text of an inlined plot is dropped: {page}"
+        );
+        assert!(page.contains("<table>"), "{page}");
+        assert!(page.contains("<td>2</td>"), "{page}");
+        assert!(page.contains("<em>[plot: Gone]</em>"), "{page}");
+        assert!(!page.contains("<img"), "{page}");
+        assert!(!page.contains("src="), "{page}");
+    }
+}

@@ -1,0 +1,228 @@
+//! The HTML reports of `stagger bench --html` and `stagger simulate --html`, loaded in a real
+//! headless browser: Debian's Chromium, installed by `scripts/install-chromium.sh` if it is
+//! absent. Where it cannot be installed the tests say so on stderr and skip, unless
+//! `STAGGER_REQUIRE_BROWSER=1` (as CI sets it), where they fail.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::stdout;
+
+/// The browser, installing it if need be; `None` (after saying why, loudly) if it cannot be.
+fn chromium() -> Option<PathBuf> {
+    let find = || {
+        ["chromium", "chromium-browser"]
+            .into_iter()
+            .find_map(|name| {
+                Command::new(name)
+                    .arg("--version")
+                    .output()
+                    .ok()
+                    .filter(|o| o.status.success())
+                    .map(|_| PathBuf::from(name))
+            })
+    };
+    if let Some(found) = find() {
+        return Some(found);
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-chromium.sh");
+    let installed = Command::new("bash").arg(&script).output();
+    if let Some(found) = find() {
+        return Some(found);
+    }
+    let why = match installed {
+        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        Err(e) => format!("could not run {}: {e}", script.display()),
+    };
+    assert!(
+        std::env::var("STAGGER_REQUIRE_BROWSER").as_deref() != Ok("1"),
+        "STAGGER_REQUIRE_BROWSER=1 and no Chromium: {why}"
+    );
+    // Written to the process's stderr, not through the test harness's capture: a skip is
+    // seen.
+    let _ = writeln!(
+        std::io::stderr(),
+        "\n*** SKIPPED the HTML report's browser test: no Chromium ({why}) ***\n"
+    );
+    None
+}
+
+/// What the browser saw: the document after it ran, and what it printed on stderr.
+struct Loaded {
+    dom: String,
+    console: Vec<String>,
+}
+
+/// Loads `page` in headless Chromium with a probe appended that measures the drawn figures
+/// and writes what it found into the title.
+fn load(browser: &Path, page: &Path, dir: &Path) -> Loaded {
+    let html = std::fs::read_to_string(page).unwrap();
+    let probe = r#"<script>
+const figures = [...document.querySelectorAll('figure svg')];
+const drawn = figures.filter((svg) => {
+  const box = svg.getBoundingClientRect();
+  return box.width > 100 && box.height > 50 && svg.querySelectorAll('polyline').length > 0;
+});
+const lines = document.querySelectorAll('figure svg polyline').length;
+const tables = document.querySelectorAll('table').length;
+document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines} tables=${tables}`;
+</script>"#;
+    let probed = dir.join("probed.html");
+    std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+        ])
+        .arg(format!("file://{}", probed.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let console = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    Loaded {
+        dom: String::from_utf8(out.stdout).unwrap(),
+        console,
+    }
+}
+
+/// The probe's findings: figures, drawn figures, lines, tables.
+fn title(dom: &str) -> [u64; 4] {
+    let start = dom.find("<title>").expect("a title") + "<title>".len();
+    let end = dom[start..].find("</title>").unwrap() + start;
+    let mut found = [0; 4];
+    for (i, key) in ["figures", "drawn", "lines", "tables"].iter().enumerate() {
+        let text = &dom[start..end];
+        let at = text
+            .find(&format!("{key}="))
+            .unwrap_or_else(|| panic!("{key} in {text}"));
+        found[i] = text[at + key.len() + 1..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+    }
+    found
+}
+
+/// A page fetches nothing: no script, stylesheet, image or font from elsewhere.
+fn assert_self_contained(html: &str) {
+    for fetch in ["src=", "<link", "url(", "@import", "<img"] {
+        assert!(!html.contains(fetch), "the page fetches something: {fetch}");
+    }
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("stagger-html-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_scoreboard_page_renders_its_five_plots_and_its_tables_without_console_errors() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp("bench");
+    let page = dir.join("scoreboard.html");
+    let text = stdout(&["bench", "--html", page.to_str().unwrap()]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    // The page carries the same scoreboard the command printed: the first finding's words.
+    let first = text
+        .lines()
+        .find(|l| l.starts_with("| herd"))
+        .expect("the findings table");
+    let words = first.split('|').nth(2).unwrap().trim();
+    assert!(html.contains(words), "{words}");
+    let loaded = load(&browser, &page, &dir);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let [figures, drawn, lines, tables] = title(&loaded.dom);
+    assert_eq!(
+        figures, 5,
+        "herd, contention work and time, open-loop, spike"
+    );
+    assert_eq!(drawn, figures, "each drawn with a size and its lines");
+    assert!(lines >= 5 * 2, "{lines} lines");
+    assert!(tables >= 10, "{tables} tables");
+    let screenshot = dir.join("scoreboard.png");
+    screenshot_of(&browser, &page, &screenshot);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_simulation_page_renders_its_plot_and_its_table() {
+    let Some(browser) = chromium() else { return };
+    let dir = temp("simulate");
+    let page = dir.join("herd.html");
+    stdout(&[
+        "simulate",
+        "--workload",
+        "herd",
+        "--policy",
+        "constant,exponential-full-jitter",
+        "--clients",
+        "200",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert_self_contained(&html);
+    assert!(html.contains("exponential-full-jitter"), "the table's rows");
+    let loaded = load(&browser, &page, &dir);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let [figures, drawn, lines, tables] = title(&loaded.dom);
+    assert_eq!((figures, drawn, tables), (1, 1, 1));
+    assert!(lines >= 2, "one line per policy: {lines}");
+    // A workload without a plot gets the table alone.
+    let page = dir.join("outage.html");
+    stdout(&[
+        "simulate",
+        "--workload",
+        "outage",
+        "--policy",
+        "constant",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    let loaded = load(&browser, &page, &dir);
+    assert_eq!(title(&loaded.dom), [0, 0, 0, 1]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Takes a screenshot of `page` into `png` and checks it is a PNG of some size.
+fn screenshot_of(browser: &Path, page: &Path, png: &Path) {
+    let out = Command::new(browser)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--window-size=1280,1600",
+        ])
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let bytes = std::fs::read(png).expect("a screenshot");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG");
+    assert!(bytes.len() > 10_000, "{} bytes", bytes.len());
+}
