@@ -14,6 +14,7 @@ mod html;
 mod limits;
 mod plot;
 mod render;
+mod scenario;
 mod scoreboard_md;
 
 /// Retry failed work correctly, and prove it: the policy catalog, schedules as data, and the

@@ -24,12 +24,32 @@ use crate::render::{self, Table};
 pub(crate) struct Args {
     /// The workload: herd, outage, contention, open-loop, serial, spike, ramp, throttle,
     /// partition, tail.
-    #[arg(long, value_name = "NAME")]
-    workload: String,
+    #[arg(long, value_name = "NAME", required_unless_present = "scenario")]
+    workload: Option<String>,
     /// Policies, comma-separated: catalog names, preset names, or
     /// `aws-2015-decorrelated-clamped`.
-    #[arg(long, value_name = "P[,P...]", value_delimiter = ',', required = true)]
+    #[arg(
+        long,
+        value_name = "P[,P...]",
+        value_delimiter = ',',
+        required_unless_present = "scenario"
+    )]
     policy: Vec<String>,
+    /// A scenario file (TOML or JSON): the clients, the dependency and the retry stack of your
+    /// own system, with its duration and seed, in place of --workload, --policy and the
+    /// workload's flags (see docs/scenarios/).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = [
+            "workload", "policy", "budget", "seed", "clients", "rounds", "failure_rate",
+            "duration", "rate", "window", "timeout", "retry_after", "limit_rate", "limit_burst",
+            "limit_concurrency", "retry_after_form", "dispersal", "gate", "budget_partition",
+            "attempt_timeout", "load", "replicas", "concurrency", "pause", "pause_every",
+            "fanout", "hedge", "plot", "base", "cap", "factor", "jitter", "max_attempts",
+        ]
+    )]
+    scenario: Option<std::path::PathBuf>,
     /// A budget per simulated client (see `stagger budgets`).
     #[arg(long, value_name = "NAME")]
     budget: Option<String>,
@@ -243,7 +263,15 @@ fn hedged(strategy: Strategy, delay: Option<HedgeDelay>) -> Result<Strategy, Fai
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
-    let workload: WorkloadKind = args.workload.parse().map_err(sim_failure)?;
+    if let Some(path) = &args.scenario {
+        return run_scenario(args, path, out);
+    }
+    let workload: WorkloadKind = args
+        .workload
+        .as_deref()
+        .unwrap_or_default()
+        .parse()
+        .map_err(sim_failure)?;
     let budget = match &args.budget {
         Some(name) => Some(name.parse::<BudgetKind>()?),
         None => None,
@@ -355,7 +383,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if let Some(path) = &args.html {
         let mut table = Vec::new();
-        write_table(&mut table, workload, args.seed, &results)?;
+        write_table(&mut table, workload.name(), args.seed, &results)?;
         // The command as typed, less the page's own path.
         let mut command = Vec::new();
         let mut typed = std::env::args().skip(1);
@@ -381,31 +409,75 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             crate::html::page("stagger simulate", &markdown, &plots),
         )?;
     }
-    match args.format {
+    write_results(out, args.format, workload.name(), args.seed, &results)
+}
+
+/// The results in `format`: one JSON document, CSV, or the table.
+fn write_results(
+    out: &mut dyn Write,
+    format: Format,
+    workload: &str,
+    seed: u64,
+    results: &[ResultRow],
+) -> Result<(), Failure> {
+    match format {
         Format::Json => {
             let doc = Document {
-                workload: workload.name(),
-                seed: args.seed,
-                results: &results,
+                workload,
+                seed,
+                results,
             };
             serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;
         }
         Format::Csv => {
             render::csv_record(out, &COLUMNS)?;
-            for row in &results {
+            for row in results {
                 render::csv_record(out, &cells(row))?;
             }
         }
-        Format::Table => write_table(out, workload, args.seed, &results)?,
+        Format::Table => write_table(out, workload, seed, results)?,
     }
     Ok(())
+}
+
+/// Runs a scenario file on its model, within the same limits as a workload run.
+fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<(), Failure> {
+    let ready = crate::scenario::read(path).map_err(Failure::Usage)?;
+    let estimate = ready
+        .model
+        .estimate(&ready.strategy)
+        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    let process = limits::process_bytes();
+    check_limits(
+        estimate,
+        process,
+        &MemoryLimit::new(args.max_memory),
+        args.max_events,
+    )?;
+    let row = ready
+        .model
+        .run_within(&ready.strategy, ready.seed, stop_after(&estimate))
+        .map_err(|err| run_failure(err, &estimate))?;
+    let results = [row];
+    let name = ready.model.name();
+    if let Some(html) = &args.html {
+        let mut table = Vec::new();
+        write_table(&mut table, name, ready.seed, &results)?;
+        let markdown = format!(
+            "# `stagger simulate`\n\n`stagger simulate --scenario {}`: the {name} model\n\n{}",
+            path.display(),
+            String::from_utf8_lossy(&table)
+        );
+        std::fs::write(html, crate::html::page("stagger simulate", &markdown, &[]))?;
+    }
+    write_results(out, args.format, name, ready.seed, &results)
 }
 
 /// The results as the table format prints them: a line naming the run, then the table.
 fn write_table(
     out: &mut dyn Write,
-    workload: WorkloadKind,
+    workload: &str,
     seed: u64,
     results: &[ResultRow],
 ) -> std::io::Result<()> {

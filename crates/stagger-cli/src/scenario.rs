@@ -1,0 +1,496 @@
+//! Scenario files: a user's system described as clients, a dependency and a retry stack, read
+//! from TOML or JSON and run on the simulator's model of that system.
+//!
+//! Today each combination of clients and dependency maps onto one of the simulator's models
+//! (see [`MODELS`]); a combination no model covers, or a setting the chosen model cannot honour,
+//! is refused by name rather than dropped.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use stagger_core::config::RetrySpec;
+use stagger_core::engine::Nested;
+use stagger_sim::dist::Delay;
+use stagger_sim::workload::contention::Contention;
+use stagger_sim::workload::herd::Herd;
+use stagger_sim::workload::open_loop::OpenLoop;
+use stagger_sim::workload::outage::Outage;
+use stagger_sim::workload::serial::Serial;
+use stagger_sim::workload::throttle::Throttle;
+use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
+
+/// The combinations a scenario can describe today, one per model, as the error lists them.
+pub(crate) const MODELS: &str = "clients kind = \"open\" with dependency failure_rate \
+    (open-loop), kind = \"open\" with dependency outage (outage), kind = \"serial\" with \
+    failure_rate (serial), kind = \"fixed\" with always_fails (herd), with occ (contention), \
+    or with rate_limit (throttle)";
+
+/// A scenario file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Scenario {
+    /// How long clients send requests, such as "10s".
+    duration: Option<String>,
+    /// The world seed (default 1).
+    seed: Option<u64>,
+    clients: Clients,
+    dependency: Dependency,
+    /// One retry configuration per layer, outermost first.
+    retry: Vec<RetrySpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Clients {
+    kind: ClientKind,
+    /// Open or serial clients: the independent sources.
+    sources: Option<u64>,
+    /// Open or serial clients: each source's requests a second.
+    rate_per_source: Option<f64>,
+    /// Fixed clients: how many, each making one request at once.
+    count: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ClientKind {
+    Open,
+    Fixed,
+    Serial,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Dependency {
+    /// The round trip of one attempt (open and serial clients).
+    rtt: Option<Latency>,
+    /// The one-way network delay (fixed clients, the outage).
+    network: Option<Latency>,
+    /// Each attempt fails independently with this probability.
+    failure_rate: Option<f64>,
+    /// The dependency is down from `at` for `for`.
+    outage: Option<OutageWindow>,
+    /// Every attempt fails: the herd.
+    always_fails: Option<bool>,
+    /// An optimistic-concurrency row that every client writes, over `rounds` rounds.
+    occ: Option<Occ>,
+    /// A rate limiter in front of the dependency, answering 429 with `Retry-After`.
+    rate_limit: Option<RateLimit>,
+}
+
+/// A latency distribution: `{ exp = "10ms" }`, `{ constant = "1ms" }` or
+/// `{ abs_normal = { mean = "10ms", sd = "2ms" } }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum Latency {
+    Exp(String),
+    Constant(String),
+    AbsNormal { mean: String, sd: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OutageWindow {
+    at: String,
+    #[serde(rename = "for")]
+    lasts: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Occ {
+    rounds: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateLimit {
+    rate: f64,
+    burst: Option<u32>,
+    retry_after: String,
+}
+
+/// A scenario ready to run: the model, the strategy and the seed.
+pub(crate) struct Ready {
+    pub(crate) model: Model,
+    pub(crate) strategy: Strategy,
+    pub(crate) seed: u64,
+}
+
+/// The model a scenario runs on.
+#[derive(Debug)]
+pub(crate) enum Model {
+    OpenLoop(OpenLoop),
+    Outage(Outage),
+    Serial(Serial),
+    Herd(Herd),
+    Contention(Contention),
+    Throttle(Throttle),
+}
+
+impl Model {
+    /// The model's workload name, as `stagger simulate --workload` takes it.
+    pub(crate) const fn name(&self) -> &'static str {
+        match self {
+            Self::OpenLoop(_) => "open-loop",
+            Self::Outage(_) => "outage",
+            Self::Serial(_) => "serial",
+            Self::Herd(_) => "herd",
+            Self::Contention(_) => "contention",
+            Self::Throttle(_) => "throttle",
+        }
+    }
+
+    pub(crate) fn estimate(&self, s: &Strategy) -> Result<Estimate, SimError> {
+        match self {
+            Self::OpenLoop(w) => checked(w, s),
+            Self::Outage(w) => checked(w, s),
+            Self::Serial(w) => checked(w, s),
+            Self::Herd(w) => checked(w, s),
+            Self::Contention(w) => checked(w, s),
+            Self::Throttle(w) => checked(w, s),
+        }
+    }
+
+    pub(crate) fn run_within(
+        &self,
+        s: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        match self {
+            Self::OpenLoop(w) => w.run_within(s, seed, max_events),
+            Self::Outage(w) => w.run_within(s, seed, max_events),
+            Self::Serial(w) => w.run_within(s, seed, max_events),
+            Self::Herd(w) => w.run_within(s, seed, max_events),
+            Self::Contention(w) => w.run_within(s, seed, max_events),
+            Self::Throttle(w) => w.run_within(s, seed, max_events),
+        }
+    }
+}
+
+fn checked<W: Workload>(w: &W, s: &Strategy) -> Result<Estimate, SimError> {
+    w.validate()?;
+    Ok(w.estimate(s))
+}
+
+/// Reads a scenario file, TOML or JSON by its extension, and maps it onto its model.
+pub(crate) fn read(path: &std::path::Path) -> Result<Ready, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let scenario: Scenario = match extension.as_deref() {
+        Some("toml") => toml::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
+        Some("json") => serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
+        _ => {
+            return Err(format!(
+                "{shown}: name the format by the file's extension: .toml or .json"
+            ));
+        }
+    };
+    scenario.ready().map_err(|e| format!("{shown}: {e}"))
+}
+
+fn duration(field: &str, text: &str) -> Result<Duration, String> {
+    stagger_core::duration::parse(text).map_err(|e| format!("{field}: {e}"))
+}
+
+fn nanos(field: &str, text: &str) -> Result<u64, String> {
+    u64::try_from(duration(field, text)?.as_nanos())
+        .map_err(|_| format!("{field}: {text} is too long"))
+}
+
+impl Latency {
+    fn delay(&self, field: &str) -> Result<Delay, String> {
+        Ok(match self {
+            Self::Exp(mean) => Delay::Exponential {
+                mean: nanos(&format!("{field}.exp"), mean)?,
+            },
+            Self::Constant(d) => Delay::Constant {
+                nanos: nanos(&format!("{field}.constant"), d)?,
+            },
+            Self::AbsNormal { mean, sd } => Delay::AbsNormal {
+                mean: nanos(&format!("{field}.abs_normal.mean"), mean)?,
+                sd: nanos(&format!("{field}.abs_normal.sd"), sd)?,
+            },
+        })
+    }
+}
+
+/// Refuses `field` if it is set: the model chosen cannot honour it.
+fn unused<T>(value: &Option<T>, field: &str, model: &str) -> Result<(), String> {
+    match value {
+        Some(_) => Err(format!("{field} does not apply to the {model} model")),
+        None => Ok(()),
+    }
+}
+
+impl Scenario {
+    fn ready(self) -> Result<Ready, String> {
+        let (outer, inner) = self
+            .retry
+            .split_first()
+            .ok_or("no [[retry]] layer: a scenario needs one retry configuration at least")?;
+        for (i, layer) in inner.iter().enumerate() {
+            layer
+                .validate()
+                .map_err(|e| format!("retry[{}]: {e}", i + 1))?;
+            if layer.nested == Some(Nested::Retry) {
+                return Err(format!(
+                    "retry[{}]: nested = \"retry\" inside another layer is not modelled yet; \
+                     with the default (single-attempt) only the outermost layer retries",
+                    i + 1
+                ));
+            }
+        }
+        let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
+        let mut strategy =
+            Strategy::policy(outer.to_config().map_err(|e| format!("retry[0]: {e}"))?);
+        if let Some(budget) = outer.budget {
+            strategy = strategy
+                .with_budget_config(budget.kind(), budget.to_config())
+                .map_err(|e| format!("retry[0].budget: {e}"))?;
+        }
+        let c = &self.clients;
+        let d = &self.dependency;
+        let duration_of = |model: &str| -> Result<Option<Duration>, String> {
+            self.duration
+                .as_deref()
+                .map(|t| duration("duration", t))
+                .transpose()
+                .map_err(|e| format!("{e} ({model})"))
+        };
+        let source_rate = || -> Result<(u64, f64), String> {
+            let sources = c
+                .sources
+                .ok_or("clients.sources is required for open and serial clients")?;
+            let rate = c
+                .rate_per_source
+                .ok_or("clients.rate_per_source is required for open and serial clients")?;
+            Ok((sources, rate))
+        };
+        // The settings of the outer layer that only some models honour.
+        let refuse_settings =
+            |model: &str, deadline_ok: bool, waits_ok: bool| -> Result<(), String> {
+                let o = outer;
+                if !deadline_ok {
+                    unused(&o.timeout, "retry[0].timeout", model)?;
+                    if o.policy.deadline().is_some() {
+                        return Err(format!(
+                            "retry[0]: the preset's deadline does not apply to the {model} model"
+                        ));
+                    }
+                }
+                if !waits_ok {
+                    unused(
+                        &o.server_wait_dispersal,
+                        "retry[0].server_wait_dispersal",
+                        model,
+                    )?;
+                    unused(&o.gate, "retry[0].gate", model)?;
+                }
+                unused(&o.max_server_wait, "retry[0].max_server_wait", model)?;
+                unused(&o.attempt_timeout, "retry[0].attempt_timeout", model)?;
+                unused(
+                    &o.budget_per_destination,
+                    "retry[0].budget_per_destination",
+                    model,
+                )?;
+                unused(&o.hedging, "retry[0].hedging", model)?;
+                if o.idempotent == Some(false) {
+                    return Err(format!(
+                        "retry[0].idempotent = false: the {model} model's calls are idempotent"
+                    ));
+                }
+                Ok(())
+            };
+        let model = match c.kind {
+            ClientKind::Open if d.failure_rate.is_some() => {
+                let m = "open-loop";
+                refuse_settings(m, false, false)?;
+                unused(&c.count, "clients.count", m)?;
+                unused(
+                    &d.network,
+                    "dependency.network (open-loop models the round trip: rtt)",
+                    m,
+                )?;
+                unused(&d.outage, "dependency.outage", m)?;
+                let (sources, rate) = source_rate()?;
+                let mut w = OpenLoop {
+                    clients: sources,
+                    rate,
+                    failure_rate: d.failure_rate.unwrap_or_default(),
+                    ..OpenLoop::default()
+                };
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                if let Some(rtt) = &d.rtt {
+                    w.rtt = rtt.delay("dependency.rtt")?;
+                }
+                Model::OpenLoop(w)
+            }
+            ClientKind::Serial if d.failure_rate.is_some() => {
+                let m = "serial";
+                refuse_settings(m, false, false)?;
+                unused(&c.count, "clients.count", m)?;
+                unused(
+                    &d.network,
+                    "dependency.network (serial models the round trip: rtt)",
+                    m,
+                )?;
+                unused(&d.outage, "dependency.outage", m)?;
+                let (sources, rate) = source_rate()?;
+                let mut w = Serial {
+                    clients: sources,
+                    rate,
+                    failure_rate: d.failure_rate.unwrap_or_default(),
+                    ..Serial::default()
+                };
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                if let Some(rtt) = &d.rtt {
+                    w.rtt = rtt.delay("dependency.rtt")?;
+                }
+                Model::Serial(w)
+            }
+            ClientKind::Open if d.outage.is_some() => {
+                let m = "outage";
+                refuse_settings(m, true, false)?;
+                unused(&c.count, "clients.count", m)?;
+                unused(
+                    &d.rtt,
+                    "dependency.rtt (the outage models a one-way network: network)",
+                    m,
+                )?;
+                let (sources, rate) = source_rate()?;
+                if sources != 1 {
+                    return Err(format!(
+                        "clients.sources = {sources}: the outage model has one arrival source; \
+                         give its whole rate as rate_per_source"
+                    ));
+                }
+                let window = d.outage.as_ref().ok_or("dependency.outage")?;
+                let mut w = Outage {
+                    rate,
+                    down_at: duration("dependency.outage.at", &window.at)?,
+                    down_for: duration("dependency.outage.for", &window.lasts)?,
+                    timeout: settings.timeout(),
+                    ..Outage::default()
+                };
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                if let Some(n) = &d.network {
+                    w.network = n.delay("dependency.network")?;
+                }
+                Model::Outage(w)
+            }
+            ClientKind::Fixed if d.always_fails == Some(true) => {
+                let m = "herd";
+                refuse_settings(m, false, false)?;
+                self.fixed_only(m)?;
+                let mut w = Herd::default();
+                if let Some(n) = c.count {
+                    w.clients = n;
+                }
+                if let Some(n) = &d.network {
+                    w.network = n.delay("dependency.network")?;
+                }
+                unused(
+                    &self.duration,
+                    "duration (the herd runs until every client gives up)",
+                    m,
+                )?;
+                Model::Herd(w)
+            }
+            ClientKind::Fixed if d.occ.is_some() => {
+                let m = "contention";
+                refuse_settings(m, false, false)?;
+                self.fixed_only(m)?;
+                let mut w = Contention::default();
+                if let Some(n) = c.count {
+                    w.clients = n;
+                }
+                if let Some(r) = d.occ.as_ref().and_then(|o| o.rounds) {
+                    w.rounds = r;
+                }
+                if let Some(n) = &d.network {
+                    w.network = n.delay("dependency.network")?;
+                }
+                unused(
+                    &self.duration,
+                    "duration (contention runs its rounds to the end)",
+                    m,
+                )?;
+                Model::Contention(w)
+            }
+            ClientKind::Fixed if d.rate_limit.is_some() => {
+                let m = "throttle";
+                refuse_settings(m, true, true)?;
+                self.fixed_only(m)?;
+                unused(
+                    &d.network,
+                    "dependency.network (the throttle model keeps its own)",
+                    m,
+                )?;
+                let limit = d.rate_limit.as_ref().ok_or("dependency.rate_limit")?;
+                let mut w = Throttle {
+                    limit_rate: limit.rate,
+                    retry_after: duration("dependency.rate_limit.retry_after", &limit.retry_after)?,
+                    dispersal: settings.dispersal(),
+                    gate: outer.gate.is_some(),
+                    ..Throttle::default()
+                };
+                if let Some(b) = limit.burst {
+                    w.limit_burst = b;
+                }
+                if let Some(n) = c.count {
+                    w.clients = n;
+                }
+                if let Some(t) = settings.timeout() {
+                    w.timeout = t;
+                }
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                Model::Throttle(w)
+            }
+            _ => {
+                return Err(format!(
+                    "no model covers these clients and this dependency yet; what composes today: {MODELS}"
+                ));
+            }
+        };
+        Ok(Ready {
+            model,
+            strategy,
+            seed: self.seed.unwrap_or(1),
+        })
+    }
+
+    /// Refuses what fixed clients do not take, and what a fixed-client model does not use.
+    fn fixed_only(&self, model: &str) -> Result<(), String> {
+        let (c, d) = (&self.clients, &self.dependency);
+        unused(&c.sources, "clients.sources (fixed clients: count)", model)?;
+        unused(&c.rate_per_source, "clients.rate_per_source", model)?;
+        unused(&d.rtt, "dependency.rtt", model)?;
+        unused(&d.failure_rate, "dependency.failure_rate", model)?;
+        unused(&d.outage, "dependency.outage", model)?;
+        let set = [
+            d.always_fails == Some(true),
+            d.occ.is_some(),
+            d.rate_limit.is_some(),
+        ];
+        if set.iter().filter(|s| **s).count() > 1 {
+            return Err(format!(
+                "dependency: always_fails, occ and rate_limit are separate models; the {model} model takes one"
+            ));
+        }
+        Ok(())
+    }
+}
