@@ -16,6 +16,7 @@ use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::serial::Serial;
+use stagger_sim::workload::spike::{Ramp, Server, Spike};
 use stagger_sim::workload::throttle::Throttle;
 use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
@@ -23,7 +24,8 @@ use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 pub(crate) const MODELS: &str = "clients kind = \"open\" with dependency failure_rate \
     (open-loop), kind = \"open\" with dependency outage (outage), kind = \"serial\" with \
     failure_rate (serial), kind = \"fixed\" with always_fails (herd), with occ (contention), \
-    or with rate_limit (throttle)";
+    or with rate_limit (throttle), kind = \"open\" with a spike or a ramp and dependency \
+    service (spike, ramp)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -49,6 +51,37 @@ struct Clients {
     rate_per_source: Option<f64>,
     /// Fixed clients: how many, each making one request at once.
     count: Option<u64>,
+    /// Open clients: a spike of the rate, `factor` times it from `at` for `for`.
+    spike: Option<SpikeShape>,
+    /// Open clients: a ramp of the rate, up to `peak_factor` times it at `peak_at` and down at
+    /// the same slope.
+    ramp: Option<RampShape>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SpikeShape {
+    factor: f64,
+    at: String,
+    #[serde(rename = "for")]
+    lasts: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RampShape {
+    peak_factor: f64,
+    peak_at: String,
+}
+
+/// A server whose service time grows with the work in progress, with no admission control.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Service {
+    /// The service time with nothing else in progress.
+    base: String,
+    /// The time added per attempt in progress when an attempt arrives.
+    per_in_flight: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -76,6 +109,8 @@ struct Dependency {
     occ: Option<Occ>,
     /// A rate limiter in front of the dependency, answering 429 with `Retry-After`.
     rate_limit: Option<RateLimit>,
+    /// A server whose service time grows with the attempts in progress.
+    service: Option<Service>,
 }
 
 /// A latency distribution: `{ exp = "10ms" }`, `{ constant = "1ms" }` or
@@ -126,6 +161,8 @@ pub(crate) enum Model {
     Herd(Herd),
     Contention(Contention),
     Throttle(Throttle),
+    Spike(Spike),
+    Ramp(Ramp),
 }
 
 impl Model {
@@ -138,6 +175,8 @@ impl Model {
             Self::Herd(_) => "herd",
             Self::Contention(_) => "contention",
             Self::Throttle(_) => "throttle",
+            Self::Spike(_) => "spike",
+            Self::Ramp(_) => "ramp",
         }
     }
 
@@ -149,6 +188,8 @@ impl Model {
             Self::Herd(w) => checked(w, s),
             Self::Contention(w) => checked(w, s),
             Self::Throttle(w) => checked(w, s),
+            Self::Spike(w) => checked(w, s),
+            Self::Ramp(w) => checked(w, s),
         }
     }
 
@@ -165,6 +206,8 @@ impl Model {
             Self::Herd(w) => w.run_within(s, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
             Self::Throttle(w) => w.run_within(s, seed, max_events),
+            Self::Spike(w) => w.run_within(s, seed, max_events),
+            Self::Ramp(w) => w.run_within(s, seed, max_events),
         }
     }
 }
@@ -220,6 +263,50 @@ impl Latency {
     }
 }
 
+/// Refuses the settings of the outer retry layer that `model` cannot honour: a deadline unless
+/// `deadline_ok`, the server-wait settings unless `waits_ok`, an attempt timeout and hedging
+/// unless `overload` (the spike and the ramp), and what no model takes yet.
+fn refuse_outer(
+    o: &RetrySpec,
+    model: &str,
+    deadline_ok: bool,
+    waits_ok: bool,
+    overload: bool,
+) -> Result<(), String> {
+    if !deadline_ok {
+        unused(&o.timeout, "retry[0].timeout", model)?;
+        if o.policy.deadline().is_some() {
+            return Err(format!(
+                "retry[0]: the preset's deadline does not apply to the {model} model"
+            ));
+        }
+    }
+    if !waits_ok {
+        unused(
+            &o.server_wait_dispersal,
+            "retry[0].server_wait_dispersal",
+            model,
+        )?;
+        unused(&o.gate, "retry[0].gate", model)?;
+    }
+    if !overload {
+        unused(&o.attempt_timeout, "retry[0].attempt_timeout", model)?;
+        unused(&o.hedging, "retry[0].hedging", model)?;
+    }
+    unused(&o.max_server_wait, "retry[0].max_server_wait", model)?;
+    unused(
+        &o.budget_per_destination,
+        "retry[0].budget_per_destination",
+        model,
+    )?;
+    if o.idempotent == Some(false) {
+        return Err(format!(
+            "retry[0].idempotent = false: the {model} model's calls are idempotent"
+        ));
+    }
+    Ok(())
+}
+
 /// Refuses `field` if it is set: the model chosen cannot honour it.
 fn unused<T>(value: &Option<T>, field: &str, model: &str) -> Result<(), String> {
     match value {
@@ -256,6 +343,11 @@ impl Scenario {
         }
         let c = &self.clients;
         let d = &self.dependency;
+        if d.service.is_none() {
+            let m = "chosen";
+            unused(&c.spike, "clients.spike (it needs dependency.service)", m)?;
+            unused(&c.ramp, "clients.ramp (it needs dependency.service)", m)?;
+        }
         let duration_of = |model: &str| -> Result<Option<Duration>, String> {
             self.duration
                 .as_deref()
@@ -272,42 +364,92 @@ impl Scenario {
                 .ok_or("clients.rate_per_source is required for open and serial clients")?;
             Ok((sources, rate))
         };
-        // The settings of the outer layer that only some models honour.
-        let refuse_settings =
-            |model: &str, deadline_ok: bool, waits_ok: bool| -> Result<(), String> {
-                let o = outer;
-                if !deadline_ok {
-                    unused(&o.timeout, "retry[0].timeout", model)?;
-                    if o.policy.deadline().is_some() {
-                        return Err(format!(
-                            "retry[0]: the preset's deadline does not apply to the {model} model"
-                        ));
-                    }
-                }
-                if !waits_ok {
-                    unused(
-                        &o.server_wait_dispersal,
-                        "retry[0].server_wait_dispersal",
-                        model,
-                    )?;
-                    unused(&o.gate, "retry[0].gate", model)?;
-                }
-                unused(&o.max_server_wait, "retry[0].max_server_wait", model)?;
-                unused(&o.attempt_timeout, "retry[0].attempt_timeout", model)?;
+        let refuse_settings = |model: &str, deadline_ok: bool, waits_ok: bool| {
+            refuse_outer(outer, model, deadline_ok, waits_ok, false)
+        };
+        let refuse_beyond = |model: &str, deadline_ok: bool, waits_ok: bool, overload: bool| {
+            refuse_outer(outer, model, deadline_ok, waits_ok, overload)
+        };
+        let model = match c.kind {
+            ClientKind::Open if d.service.is_some() => {
+                let m = if c.ramp.is_some() { "ramp" } else { "spike" };
+                refuse_beyond(m, false, false, true)?;
+                unused(&c.count, "clients.count", m)?;
                 unused(
-                    &o.budget_per_destination,
-                    "retry[0].budget_per_destination",
-                    model,
+                    &d.rtt,
+                    "dependency.rtt (the spike and ramp model a one-way network: network)",
+                    m,
                 )?;
-                unused(&o.hedging, "retry[0].hedging", model)?;
-                if o.idempotent == Some(false) {
+                unused(
+                    &d.failure_rate,
+                    "dependency.failure_rate (the server fails by overload)",
+                    m,
+                )?;
+                unused(&d.outage, "dependency.outage", m)?;
+                let (sources, rate) = source_rate()?;
+                if sources != 1 {
                     return Err(format!(
-                        "retry[0].idempotent = false: the {model} model's calls are idempotent"
+                        "clients.sources = {sources}: the {m} model has one arrival source; \
+                         give its whole rate as rate_per_source"
                     ));
                 }
-                Ok(())
-            };
-        let model = match c.kind {
+                let service = d.service.as_ref().ok_or("dependency.service")?;
+                let mut server = Server {
+                    base_service: duration("dependency.service.base", &service.base)?,
+                    per_in_flight: duration(
+                        "dependency.service.per_in_flight",
+                        &service.per_in_flight,
+                    )?,
+                    ..Server::default()
+                };
+                if let Some(n) = &d.network {
+                    server.network = n.delay("dependency.network")?;
+                }
+                if let Some(t) = outer.attempt_timeout {
+                    server.timeout = t;
+                }
+                if let Some(h) = outer.to_hedging().map_err(|e| format!("retry[0]: {e}"))? {
+                    strategy = strategy.with_hedging(Some(h));
+                }
+                match (&c.spike, &c.ramp) {
+                    (Some(_), Some(_)) => {
+                        return Err("clients: a spike or a ramp, not both".to_owned());
+                    }
+                    (Some(shape), None) => {
+                        let mut w = Spike {
+                            rate,
+                            spike_factor: shape.factor,
+                            spike_at: duration("clients.spike.at", &shape.at)?,
+                            spike_for: duration("clients.spike.for", &shape.lasts)?,
+                            server,
+                            ..Spike::default()
+                        };
+                        if let Some(t) = duration_of(m)? {
+                            w.duration = t;
+                        }
+                        Model::Spike(w)
+                    }
+                    (None, Some(shape)) => {
+                        let mut w = Ramp {
+                            rate,
+                            peak_factor: shape.peak_factor,
+                            peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
+                            server,
+                            ..Ramp::default()
+                        };
+                        if let Some(t) = duration_of(m)? {
+                            w.duration = t;
+                        }
+                        Model::Ramp(w)
+                    }
+                    (None, None) => {
+                        return Err(
+                            "dependency.service needs clients.spike or clients.ramp: the load that tips it"
+                                .to_owned(),
+                        );
+                    }
+                }
+            }
             ClientKind::Open if d.failure_rate.is_some() => {
                 let m = "open-loop";
                 refuse_settings(m, false, false)?;
@@ -481,6 +623,7 @@ impl Scenario {
         unused(&d.rtt, "dependency.rtt", model)?;
         unused(&d.failure_rate, "dependency.failure_rate", model)?;
         unused(&d.outage, "dependency.outage", model)?;
+        unused(&d.service, "dependency.service", model)?;
         let set = [
             d.always_fails == Some(true),
             d.occ.is_some(),

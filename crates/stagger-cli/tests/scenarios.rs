@@ -49,7 +49,7 @@ fn the_open_loop_example_gives_the_closed_form() {
 fn each_canonical_scenario_reproduces_its_workloads_row() {
     use stagger_core::PolicyKind;
     use stagger_sim::scoreboard::policy_figures;
-    use stagger_sim::workload::{contention, open_loop, serial, throttle};
+    use stagger_sim::workload::{contention, open_loop, serial, spike, throttle};
     let strategy = |list: Vec<(&'static str, stagger_sim::Strategy)>, name: &str| {
         list.into_iter()
             .find(|(n, _)| *n == name)
@@ -92,6 +92,18 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
                     1,
                 )
                 .unwrap(),
+        ),
+        (
+            "spike.toml",
+            "spike",
+            spike::Spike::default()
+                .run(&spike::jittered_backoff(), 1)
+                .unwrap(),
+        ),
+        (
+            "ramp.toml",
+            "ramp",
+            spike::Ramp::default().run(&spike::no_backoff(), 1).unwrap(),
         ),
         (
             "throttle.toml",
@@ -171,6 +183,14 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
             "failure_rate",
         ),
         ("scenario.yaml", base.clone(), ".toml or .json"),
+        (
+            "shape.toml",
+            base.replace(
+                "rate_per_source = 10.0",
+                "rate_per_source = 10.0\nspike = { factor = 2.0, at = \"1s\", for = \"1s\" }",
+            ),
+            "clients.spike",
+        ),
     ];
     for (name, text, named) in &cases {
         let file = write(name, text);
