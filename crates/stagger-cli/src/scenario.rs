@@ -15,8 +15,10 @@ use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
+use stagger_sim::workload::partition::{BudgetPartition, Partition};
 use stagger_sim::workload::serial::Serial;
 use stagger_sim::workload::spike::{Ramp, Server, Spike};
+use stagger_sim::workload::tail::Tail;
 use stagger_sim::workload::throttle::Throttle;
 use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
@@ -25,7 +27,8 @@ pub(crate) const MODELS: &str = "clients kind = \"open\" with dependency failure
     (open-loop), kind = \"open\" with dependency outage (outage), kind = \"serial\" with \
     failure_rate (serial), kind = \"fixed\" with always_fails (herd), with occ (contention), \
     or with rate_limit (throttle), kind = \"open\" with a spike or a ramp and dependency \
-    service (spike, ramp)";
+    service (spike, ramp), kind = \"open\" with replicas (tail), or with two_hosts \
+    (partition)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -56,6 +59,8 @@ struct Clients {
     /// Open clients: a ramp of the rate, up to `peak_factor` times it at `peak_at` and down at
     /// the same slope.
     ramp: Option<RampShape>,
+    /// Open clients against replicas: the sub-requests each request fans out to, all needed.
+    fanout: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +116,31 @@ struct Dependency {
     rate_limit: Option<RateLimit>,
     /// A server whose service time grows with the attempts in progress.
     service: Option<Service>,
+    /// A pool of replicas that pause now and then.
+    replicas: Option<Replicas>,
+    /// Two hosts behind one name: `share_down` of the requests go to the one that is down,
+    /// the rest to one whose attempts fail at `failure_rate`.
+    two_hosts: Option<TwoHosts>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Replicas {
+    count: u32,
+    /// Requests each replica serves at once.
+    concurrency: u32,
+    /// The service time of one attempt.
+    service: Latency,
+    /// How long a replica pauses ("0s" for never).
+    pause: String,
+    /// The mean time a replica runs between pauses.
+    pause_every: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TwoHosts {
+    share_down: f64,
 }
 
 /// A latency distribution: `{ exp = "10ms" }`, `{ constant = "1ms" }` or
@@ -163,6 +193,8 @@ pub(crate) enum Model {
     Throttle(Throttle),
     Spike(Spike),
     Ramp(Ramp),
+    Tail(Tail),
+    Partition(Partition),
 }
 
 impl Model {
@@ -177,6 +209,8 @@ impl Model {
             Self::Throttle(_) => "throttle",
             Self::Spike(_) => "spike",
             Self::Ramp(_) => "ramp",
+            Self::Tail(_) => "tail",
+            Self::Partition(_) => "partition",
         }
     }
 
@@ -190,6 +224,8 @@ impl Model {
             Self::Throttle(w) => checked(w, s),
             Self::Spike(w) => checked(w, s),
             Self::Ramp(w) => checked(w, s),
+            Self::Tail(w) => checked(w, s),
+            Self::Partition(w) => checked(w, s),
         }
     }
 
@@ -208,6 +244,8 @@ impl Model {
             Self::Throttle(w) => w.run_within(s, seed, max_events),
             Self::Spike(w) => w.run_within(s, seed, max_events),
             Self::Ramp(w) => w.run_within(s, seed, max_events),
+            Self::Tail(w) => w.run_within(s, seed, max_events),
+            Self::Partition(w) => w.run_within(s, seed, max_events),
         }
     }
 }
@@ -273,6 +311,18 @@ fn refuse_outer(
     waits_ok: bool,
     overload: bool,
 ) -> Result<(), String> {
+    refuse_outer_but(o, model, deadline_ok, waits_ok, overload, false)
+}
+
+/// [`refuse_outer`], taking a budget per destination where `per_destination` (the partition).
+fn refuse_outer_but(
+    o: &RetrySpec,
+    model: &str,
+    deadline_ok: bool,
+    waits_ok: bool,
+    overload: bool,
+    per_destination: bool,
+) -> Result<(), String> {
     if !deadline_ok {
         unused(&o.timeout, "retry[0].timeout", model)?;
         if o.policy.deadline().is_some() {
@@ -294,11 +344,13 @@ fn refuse_outer(
         unused(&o.hedging, "retry[0].hedging", model)?;
     }
     unused(&o.max_server_wait, "retry[0].max_server_wait", model)?;
-    unused(
-        &o.budget_per_destination,
-        "retry[0].budget_per_destination",
-        model,
-    )?;
+    if !per_destination {
+        unused(
+            &o.budget_per_destination,
+            "retry[0].budget_per_destination",
+            model,
+        )?;
+    }
     if o.idempotent == Some(false) {
         return Err(format!(
             "retry[0].idempotent = false: the {model} model's calls are idempotent"
@@ -370,7 +422,113 @@ impl Scenario {
         let refuse_beyond = |model: &str, deadline_ok: bool, waits_ok: bool, overload: bool| {
             refuse_outer(outer, model, deadline_ok, waits_ok, overload)
         };
+        if c.fanout.is_some() && d.replicas.is_none() {
+            return Err("clients.fanout needs dependency.replicas (the tail model)".to_owned());
+        }
         let model = match c.kind {
+            ClientKind::Open if d.replicas.is_some() => {
+                let m = "tail";
+                refuse_beyond(m, true, false, true)?;
+                unused(&c.count, "clients.count", m)?;
+                unused(
+                    &d.rtt,
+                    "dependency.rtt (replicas.service is the time an attempt takes)",
+                    m,
+                )?;
+                unused(&d.network, "dependency.network", m)?;
+                unused(
+                    &d.failure_rate,
+                    "dependency.failure_rate (replicas fail by pausing)",
+                    m,
+                )?;
+                unused(&d.outage, "dependency.outage", m)?;
+                unused(&d.two_hosts, "dependency.two_hosts", m)?;
+                unused(&d.service, "dependency.service", m)?;
+                unused(&c.spike, "clients.spike", m)?;
+                unused(&c.ramp, "clients.ramp", m)?;
+                let (sources, rate) = source_rate()?;
+                if sources != 1 {
+                    return Err(format!(
+                        "clients.sources = {sources}: the tail model has one arrival source; \
+                         give its whole rate as rate_per_source"
+                    ));
+                }
+                let pool = d.replicas.as_ref().ok_or("dependency.replicas")?;
+                let service = pool.service.delay("dependency.replicas.service")?;
+                let fanout = c.fanout.unwrap_or(1);
+                // The model takes the load as a share of the pool's capacity; the file gives
+                // requests a second, each `fanout` sub-requests.
+                let capacity = f64::from(pool.count) * f64::from(pool.concurrency) * 1e9;
+                let load = rate * f64::from(fanout) * service.mean() / capacity;
+                let mut w = Tail {
+                    replicas: pool.count,
+                    concurrency: pool.concurrency,
+                    service,
+                    load,
+                    pause: duration("dependency.replicas.pause", &pool.pause)?,
+                    pause_every: duration("dependency.replicas.pause_every", &pool.pause_every)?,
+                    timeout: settings
+                        .timeout()
+                        .ok_or("retry[0].timeout: the tail model needs a deadline")?,
+                    attempt_timeout: outer.attempt_timeout,
+                    fanout,
+                    ..Tail::default()
+                };
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                if let Some(h) = outer.to_hedging().map_err(|e| format!("retry[0]: {e}"))? {
+                    strategy = strategy.with_hedging(Some(h));
+                }
+                Model::Tail(w)
+            }
+            ClientKind::Open if d.two_hosts.is_some() => {
+                let m = "partition";
+                refuse_outer_but(outer, m, false, false, false, true)?;
+                unused(&c.count, "clients.count", m)?;
+                unused(
+                    &d.rtt,
+                    "dependency.rtt (the partition models a one-way network: network)",
+                    m,
+                )?;
+                unused(&d.outage, "dependency.outage", m)?;
+                unused(&d.service, "dependency.service", m)?;
+                unused(&c.spike, "clients.spike", m)?;
+                unused(&c.ramp, "clients.ramp", m)?;
+                let (sources, rate) = source_rate()?;
+                if sources != 1 {
+                    return Err(format!(
+                        "clients.sources = {sources}: the partition model has one arrival \
+                         source; give its whole rate as rate_per_source"
+                    ));
+                }
+                let hosts = d.two_hosts.as_ref().ok_or("dependency.two_hosts")?;
+                let budget_partition = match outer.budget_per_destination {
+                    None => BudgetPartition::Shared,
+                    Some(n) if n >= 2 => BudgetPartition::Partitioned,
+                    Some(n) => {
+                        return Err(format!(
+                            "retry[0].budget_per_destination = {n}: the two hosts need room for 2"
+                        ));
+                    }
+                };
+                let mut w = Partition {
+                    rate,
+                    share_down: hosts.share_down,
+                    budget_partition,
+                    ..Partition::default()
+                };
+                if let Some(x) = d.failure_rate {
+                    w.failure_rate = x;
+                }
+                if let Some(n) = &d.network {
+                    w.network = n.delay("dependency.network")?;
+                }
+                if let Some(t) = duration_of(m)? {
+                    w.duration = t;
+                }
+                Model::Partition(w)
+            }
             ClientKind::Open if d.service.is_some() => {
                 let m = if c.ramp.is_some() { "ramp" } else { "spike" };
                 refuse_beyond(m, false, false, true)?;
@@ -624,6 +782,8 @@ impl Scenario {
         unused(&d.failure_rate, "dependency.failure_rate", model)?;
         unused(&d.outage, "dependency.outage", model)?;
         unused(&d.service, "dependency.service", model)?;
+        unused(&d.replicas, "dependency.replicas", model)?;
+        unused(&d.two_hosts, "dependency.two_hosts", model)?;
         let set = [
             d.always_fails == Some(true),
             d.occ.is_some(),

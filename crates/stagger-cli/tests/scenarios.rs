@@ -49,7 +49,7 @@ fn the_open_loop_example_gives_the_closed_form() {
 fn each_canonical_scenario_reproduces_its_workloads_row() {
     use stagger_core::PolicyKind;
     use stagger_sim::scoreboard::policy_figures;
-    use stagger_sim::workload::{contention, open_loop, serial, spike, throttle};
+    use stagger_sim::workload::{contention, open_loop, partition, serial, spike, tail, throttle};
     let strategy = |list: Vec<(&'static str, stagger_sim::Strategy)>, name: &str| {
         list.into_iter()
             .find(|(n, _)| *n == name)
@@ -104,6 +104,23 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
             "ramp.toml",
             "ramp",
             spike::Ramp::default().run(&spike::no_backoff(), 1).unwrap(),
+        ),
+        (
+            "tail.toml",
+            "tail",
+            tail::Tail::default()
+                .run(&stagger_sim::scoreboard::tail_strategy(), 1)
+                .unwrap(),
+        ),
+        (
+            "partition.toml",
+            "partition",
+            partition::Partition {
+                budget_partition: partition::BudgetPartition::Partitioned,
+                ..partition::Partition::default()
+            }
+            .run(&partition::trial_strategy(), 1)
+            .unwrap(),
         ),
         (
             "throttle.toml",
@@ -183,6 +200,14 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
             "failure_rate",
         ),
         ("scenario.yaml", base.clone(), ".toml or .json"),
+        (
+            "fanout.toml",
+            base.replace(
+                "rate_per_source = 10.0",
+                "rate_per_source = 10.0\nfanout = 3",
+            ),
+            "clients.fanout needs dependency.replicas",
+        ),
         (
             "shape.toml",
             base.replace(

@@ -369,9 +369,14 @@ impl Workload for Partition {
         let budgets = match (strategy.budget, self.budget_partition) {
             (None, _) => Budgets::One(Rc::new(stagger_core::budget::Unlimited)),
             (Some(_), BudgetPartition::Shared) => Budgets::One(strategy.client_budget(budget_rng)),
-            (Some(kind), BudgetPartition::Partitioned) => {
+            (Some(_), BudgetPartition::Partitioned) => {
+                // The strategy's budget as it is configured, one per host.
+                let config = strategy.budget_config().ok_or(SimError::Invalid {
+                    param: "budget",
+                    allowed: "a budget to partition",
+                })?;
                 Budgets::PerHost(Partitioned::with(HOSTS.len(), budget_rng, move |rng| {
-                    AnyBudget::new(kind, rng)
+                    config.build(rng)
                 })?)
             }
         };
