@@ -198,6 +198,65 @@ pub(crate) enum Model {
 }
 
 impl Model {
+    /// The scenario keys (besides `seed` and `[[retry]]`) the model reads.
+    const fn reads(&self) -> &'static [&'static str] {
+        const ARRIVALS: [&str; 3] = ["duration", "clients.sources", "clients.rate_per_source"];
+        match self {
+            Self::OpenLoop(_) | Self::Serial(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "dependency.rtt",
+                "dependency.failure_rate",
+            ],
+            Self::Outage(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "dependency.network",
+                "dependency.outage",
+            ],
+            Self::Herd(_) => &[
+                "clients.count",
+                "dependency.network",
+                "dependency.always_fails",
+            ],
+            Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
+            Self::Throttle(_) => &["clients.count", "dependency.rate_limit"],
+            Self::Spike(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "clients.spike",
+                "dependency.network",
+                "dependency.service",
+            ],
+            Self::Ramp(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "clients.ramp",
+                "dependency.network",
+                "dependency.service",
+            ],
+            Self::Tail(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "clients.fanout",
+                "dependency.replicas",
+            ],
+            Self::Partition(_) => &[
+                ARRIVALS[0],
+                ARRIVALS[1],
+                ARRIVALS[2],
+                "dependency.network",
+                "dependency.failure_rate",
+                "dependency.two_hosts",
+            ],
+        }
+    }
+
     /// The model's workload name, as `stagger simulate --workload` takes it.
     pub(crate) const fn name(&self) -> &'static str {
         match self {
@@ -381,6 +440,33 @@ impl Scenario {
                 return Err(format!(
                     "retry[{}]: nested = \"retry\" inside another layer is not modelled yet; \
                      with the default (single-attempt) only the outermost layer retries",
+                    i + 1
+                ));
+            }
+            // An inner layer makes one attempt inside the outer one's: its policy does not
+            // act, but these would, and no model runs them yet.
+            let set = [
+                (layer.timeout.is_some(), "timeout"),
+                (layer.attempt_timeout.is_some(), "attempt_timeout"),
+                (layer.idempotent.is_some(), "idempotent"),
+                (layer.budget.is_some(), "budget"),
+                (layer.hedging.is_some(), "hedging"),
+                (layer.gate.is_some(), "gate"),
+                (
+                    layer.budget_per_destination.is_some(),
+                    "budget_per_destination",
+                ),
+                (layer.max_server_wait.is_some(), "max_server_wait"),
+                (
+                    layer.server_wait_dispersal.is_some(),
+                    "server_wait_dispersal",
+                ),
+                (layer.policy.deadline().is_some(), "a preset's deadline"),
+            ];
+            if let Some((_, key)) = set.iter().find(|(on, _)| *on) {
+                return Err(format!(
+                    "retry[{}].{key}: an inner layer's settings are not modelled yet (it makes \
+                     one attempt inside the outer layer's); set them on the outer layer",
                     i + 1
                 ));
             }
@@ -755,9 +841,6 @@ impl Scenario {
                 if let Some(t) = settings.timeout() {
                     w.timeout = t;
                 }
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
-                }
                 Model::Throttle(w)
             }
             _ => {
@@ -766,11 +849,48 @@ impl Scenario {
                 ));
             }
         };
+        // Whatever the branches above have not refused: every key the file sets must be one
+        // the chosen model reads.
+        let reads = model.reads();
+        if let Some(key) = self.set_keys().into_iter().find(|k| !reads.contains(k)) {
+            return Err(format!(
+                "{key} does not apply to the {} model (it reads {})",
+                model.name(),
+                reads.join(", ")
+            ));
+        }
         Ok(Ready {
             model,
             strategy,
             seed: self.seed.unwrap_or(1),
         })
+    }
+
+    /// The clients' and the dependency's keys this file sets, and `duration`.
+    fn set_keys(&self) -> Vec<&'static str> {
+        let (c, d) = (&self.clients, &self.dependency);
+        [
+            (self.duration.is_some(), "duration"),
+            (c.sources.is_some(), "clients.sources"),
+            (c.rate_per_source.is_some(), "clients.rate_per_source"),
+            (c.count.is_some(), "clients.count"),
+            (c.spike.is_some(), "clients.spike"),
+            (c.ramp.is_some(), "clients.ramp"),
+            (c.fanout.is_some(), "clients.fanout"),
+            (d.rtt.is_some(), "dependency.rtt"),
+            (d.network.is_some(), "dependency.network"),
+            (d.failure_rate.is_some(), "dependency.failure_rate"),
+            (d.outage.is_some(), "dependency.outage"),
+            (d.always_fails.is_some(), "dependency.always_fails"),
+            (d.occ.is_some(), "dependency.occ"),
+            (d.rate_limit.is_some(), "dependency.rate_limit"),
+            (d.service.is_some(), "dependency.service"),
+            (d.replicas.is_some(), "dependency.replicas"),
+            (d.two_hosts.is_some(), "dependency.two_hosts"),
+        ]
+        .into_iter()
+        .filter_map(|(set, key)| set.then_some(key))
+        .collect()
     }
 
     /// Refuses what fixed clients do not take, and what a fixed-client model does not use.

@@ -181,17 +181,29 @@ impl Strategy {
         kind: BudgetKind,
         config: AnyBudgetConfig,
     ) -> Result<Self, SimError> {
+        if !same_kind(kind, config) {
+            return Err(SimError::Invalid {
+                param: "budget",
+                allowed: "a configuration of the budget's own kind (a token bucket for \
+                          aws-standard, aws-2026 and brooker, a ratio for finagle, ...)",
+            });
+        }
         config.validate()?;
         self.budget = Some(kind);
         self.budget_config = Some(config);
         Ok(self)
     }
 
-    /// The configuration each client's budget is built from, if the strategy has a budget.
+    /// The configuration each client's budget is built from, if the strategy has a budget:
+    /// the one [`Strategy::with_budget_config`] set, while [`Strategy::budget`] is still its
+    /// kind, and the kind's published defaults otherwise.
     #[must_use]
     pub fn budget_config(&self) -> Option<AnyBudgetConfig> {
-        self.budget_config
-            .or_else(|| self.budget.map(AnyBudgetConfig::published))
+        let kind = self.budget?;
+        Some(match self.budget_config {
+            Some(config) if same_kind(kind, config) => config,
+            _ => AnyBudgetConfig::published(kind),
+        })
     }
 
     /// One "no budget" that every client of a run can share, if the strategy has no budget
@@ -232,6 +244,11 @@ impl Strategy {
     }
 }
 
+/// Whether `config` configures a budget of `kind`'s form.
+fn same_kind(kind: BudgetKind, config: AnyBudgetConfig) -> bool {
+    std::mem::discriminant(&AnyBudgetConfig::published(kind)) == std::mem::discriminant(&config)
+}
+
 /// The name of a hedging strategy: `hedge-`, its delay (`p95`, `p99.9`, `10ms`), `x` and its
 /// attempts in all.
 #[must_use]
@@ -269,6 +286,50 @@ fn window_slots(config: AnyBudgetConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_configured_budget_is_used_refused_when_of_another_kind_and_dropped_with_its_kind() {
+        use stagger_core::budget::TokenBucket;
+        let small = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(5.0));
+        let s = Strategy::policy(AnyConfig::from(stagger_core::PolicyKind::Constant));
+        let configured = s
+            .with_budget_config(BudgetKind::AwsStandard, small)
+            .unwrap();
+        assert_eq!(configured.budget_config(), Some(small));
+        // The runs build each client's budget from it: 5 tokens, one retry, not the
+        // published 500.
+        use crate::workload::Workload;
+        let outage = crate::workload::outage::Outage::default();
+        let published = s.with_budget(Some(BudgetKind::AwsStandard));
+        let few = outage.run(&configured, 1).unwrap();
+        let many = outage.run(&published, 1).unwrap();
+        assert!(
+            few.attempts < many.attempts,
+            "{} vs {}",
+            few.attempts,
+            many.attempts
+        );
+        // A token bucket is not a ratio budget.
+        assert!(s.with_budget_config(BudgetKind::Finagle, small).is_err());
+        // An invalid one is refused by name.
+        let bad = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(-1.0));
+        assert!(s.with_budget_config(BudgetKind::AwsStandard, bad).is_err());
+        // Set the kind again, or none: the configuration goes with the old kind.
+        let mut changed = configured;
+        changed.budget = Some(BudgetKind::Finagle);
+        assert_eq!(
+            changed.budget_config(),
+            Some(AnyBudgetConfig::published(BudgetKind::Finagle))
+        );
+        changed.budget = None;
+        assert_eq!(changed.budget_config(), None);
+        assert_eq!(
+            configured
+                .with_budget(Some(BudgetKind::AwsStandard))
+                .budget_config(),
+            Some(AnyBudgetConfig::published(BudgetKind::AwsStandard))
+        );
+    }
 
     #[test]
     fn the_window_slots_are_the_budgets_own() {

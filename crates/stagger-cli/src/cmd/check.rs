@@ -28,8 +28,16 @@ use stagger_sim::{ResultRow, SimError, SimPolicy, Strategy, Workload};
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
 
+/// What a gRPC report says of the method config's `timeout`, which the import leaves out.
+const GRPC_TIMEOUT: &str = "a method config's timeout is not imported (the gRPC import reads \
+    retryPolicy, hedgingPolicy and retryThrottling), so it is not applied here; a maxAttempts \
+    above 5 is read as 5, as gRFC A6 has clients do";
+
 /// The delays the text lists; the JSON lists up to a hundred.
 const SHOWN_DELAYS: usize = 8;
+
+/// The longest `--outage`: the open-loop model's longest run.
+const MAX_OUTAGE: Duration = Duration::from_secs(86_400);
 
 /// The most layers `--layers` takes.
 const MAX_LAYERS: u32 = 16;
@@ -82,6 +90,10 @@ struct Subject {
     budget: Option<(BudgetKind, AnyBudgetConfig)>,
     settings: Settings,
     hedging: Option<Hedging>,
+    /// Whether it paces its calls through a gate per destination.
+    gated: bool,
+    /// Settings the file sets that no run of the check models, each with what that means.
+    unmodelled: Vec<String>,
 }
 
 /// What one configuration commits its user to.
@@ -102,6 +114,8 @@ struct Report {
     outage: Option<OutageLoad>,
     throttle: Option<ThrottleFigure>,
     workloads: Vec<WorkloadRow>,
+    /// What the runs leave out of the configuration.
+    notes: Vec<String>,
     warnings: Vec<Warning>,
 }
 
@@ -170,6 +184,29 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         return Err(Failure::Usage(format!(
             "invalid --rate: must be a positive number of requests a second, got {}",
             args.rate
+        )));
+    }
+    let requests = args.rate * args.outage.as_secs_f64();
+    if requests < 1.0 {
+        return Err(Failure::Usage(format!(
+            "invalid --rate and --outage: {} requests a second for {} is less than one request",
+            args.rate,
+            human(args.outage)
+        )));
+    }
+    let per_client = args.rate / args.clients as f64;
+    if per_client > OpenLoop::MAX_RATE {
+        return Err(Failure::Usage(format!(
+            "invalid --rate: {per_client} requests a second per client (--rate over --clients) \
+             is more than {}; raise --clients",
+            OpenLoop::MAX_RATE
+        )));
+    }
+    if args.outage > MAX_OUTAGE {
+        return Err(Failure::Usage(format!(
+            "invalid --outage: at most {}, got {}",
+            human(MAX_OUTAGE),
+            human(args.outage)
         )));
     }
     let subjects = read(&args.config)?;
@@ -241,11 +278,41 @@ fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
     // The file's own words: `max_attempts`, not the CLI's `--max-attempts`.
     let bad = |e: stagger_core::ConfigError| Failure::Usage(format!("{source}: {e}"));
     let settings = spec.to_settings().map_err(bad)?;
+    let mut unmodelled = Vec::new();
+    if settings.timeout().is_some() {
+        unmodelled.push(
+            "the deadline is applied to the outage and the 429 storm; the herd and the total \
+             outage model none, so their figures are what the retries do before it"
+                .to_owned(),
+        );
+    }
+    if spec.attempt_timeout.is_some() {
+        unmodelled.push(
+            "the attempt timeout is applied to the spike only (the other models answer every \
+             attempt)"
+                .to_owned(),
+        );
+    }
+    if spec.max_server_wait.is_some() {
+        unmodelled.push(
+            "max_server_wait is not modelled in the 429 storm, whose server asks for 1 s"
+                .to_owned(),
+        );
+    }
+    if spec.budget_per_destination.is_some() {
+        unmodelled.push(
+            "budget_per_destination: every run here has one destination, so it is one budget per \
+             client"
+                .to_owned(),
+        );
+    }
     Ok(Subject {
         policy: spec.to_config().map_err(bad)?,
         budget: spec.budget.map(|b| (b.kind(), b.to_config())),
         settings,
         hedging: spec.to_hedging().map_err(bad)?,
+        gated: spec.gate.is_some(),
+        unmodelled,
         source,
     })
 }
@@ -270,6 +337,8 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             budget,
             settings: Settings::new(),
             hedging: None,
+            gated: false,
+            unmodelled: vec![GRPC_TIMEOUT.to_owned()],
         });
     }
     for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
@@ -282,6 +351,8 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             budget,
             settings: Settings::new(),
             hedging: Some(hedging),
+            gated: false,
+            unmodelled: vec![GRPC_TIMEOUT.to_owned()],
         });
     }
     if subjects.is_empty() {
@@ -327,14 +398,15 @@ impl Budgeted {
         self.events = self.events.saturating_add(estimate.events);
         if self.events > limits::DEFAULT_MAX_EVENTS {
             return Err(Failure::Usage(format!(
-                "checking this configuration would simulate more than {} events: use a lower \
-                 --rate, fewer --clients or a shorter --outage (it makes {} attempts a request)",
+                "checking this configuration would simulate more than {} events: it makes {} \
+                 attempts a request; use fewer max_attempts, or a lower --rate, fewer --clients \
+                 or a shorter --outage for the outage run",
                 Count(limits::DEFAULT_MAX_EVENTS),
                 strategy_attempts(strategy)
             )));
         }
         if let Some(limit) = self.memory
-            && estimate.bytes > limit
+            && estimate.bytes.saturating_add(limits::process_bytes()) > limit
         {
             return Err(Failure::Usage(format!(
                 "a run of the check would need about {} of memory, more than {}: a request \
@@ -430,10 +502,12 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         let model = Throttle {
             dispersal: subject.settings.dispersal(),
             timeout: subject.settings.timeout().unwrap_or(trial.timeout),
+            gate: subject.gated,
             ..trial
         };
         let (mut served, mut early) = (0, 0);
-        for seed in args.seed..args.seed.saturating_add(THROTTLE_SEEDS) {
+        for i in 0..THROTTLE_SEEDS {
+            let seed = args.seed.wrapping_add(i);
             let row = runs.run(&model, &strategy, seed)?;
             served += row.successes;
             early += row.early_retries.unwrap_or(0);
@@ -452,29 +526,40 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     let workloads = if hedged {
         Vec::new()
     } else {
-        let mut rows = vec![("this configuration".to_owned(), strategy)];
+        // The configuration with its deadline (on the outage) and its attempt timeout (on the
+        // spike); the catalog's defaults as their pages run them.
+        let settings = &subject.settings;
+        let mut rows = vec![("this configuration".to_owned(), strategy, Some(settings))];
         let defaults = AnyConfig::from(policy.kind());
         if defaults != policy || subject.budget.is_some() {
             rows.push((
                 format!("{} at its defaults", policy.kind()),
                 Strategy::policy(defaults),
+                None,
             ));
         }
         if policy.kind() != PolicyKind::ExponentialFullJitter {
             rows.push((
                 "exponential-full-jitter at its defaults".to_owned(),
                 Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
+                None,
             ));
         }
         rows.into_iter()
-            .map(|(label, s)| {
+            .map(|(label, s, own)| {
+                let outage = Outage {
+                    timeout: own.and_then(Settings::timeout),
+                    ..Outage::default()
+                };
+                let mut spike = Spike::default();
+                if let Some(t) = own.and_then(Settings::attempt_timeout) {
+                    spike.server.timeout = t;
+                }
                 Ok(WorkloadRow {
                     label,
                     herd_peak_share: runs.run(&Herd::default(), &s, args.seed)?.peak_window_share,
-                    outage_success: runs.run(&Outage::default(), &s, args.seed)?.success_rate,
-                    spike_tail_goodput: runs
-                        .run(&Spike::default(), &s, args.seed)?
-                        .tail_goodput_ratio,
+                    outage_success: runs.run(&outage, &s, args.seed)?.success_rate,
+                    spike_tail_goodput: runs.run(&spike, &s, args.seed)?.tail_goodput_ratio,
                 })
             })
             .collect::<Result<Vec<_>, Failure>>()?
@@ -507,6 +592,7 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         outage,
         throttle,
         workloads,
+        notes: subject.unmodelled.clone(),
         warnings: Vec::new(),
     };
     r.warnings = warnings(subject, &r, args);
@@ -624,7 +710,7 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
             }),
             Some(load) if load >= 3.0 => w.push(Warning {
                 what: format!(
-                    "The budget still allows {load:.2}x the load during a total outage of {} at {} requests a second from {} clients.",
+                    "The budget still allows {load:.2}x the load during a total outage of {} at {:.3} requests a second from {} clients.",
                     o.duration, o.rate, o.clients
                 ),
                 fix: "a smaller budget: a lower capacity, or a ratio budget (budget = \"finagle\")".to_owned(),
@@ -742,7 +828,7 @@ fn text(r: &Report) -> String {
     if let Some(o) = &r.outage {
         let _ = writeln!(
             s,
-            "\nA total outage of {}, {} requests a second from {} clients (simulated):",
+            "\nA total outage of {}, {:.3} requests a second from {} clients (simulated):",
             o.duration, o.rate, o.clients
         );
         let _ = writeln!(
@@ -760,7 +846,7 @@ fn text(r: &Report) -> String {
     if let Some(t) = &r.throttle {
         let _ = writeln!(
             s,
-            "\nA 429 storm (20 requests at once against 5 requests a second, Retry-After: 1), simulated:"
+            "\nA 429 storm (the trial against nginx's limit_req: 20 requests at once against 5 a second, Retry-After: 1, a 3 s deadline unless the configuration sets one), simulated:"
         );
         let _ = writeln!(
             s,
@@ -808,6 +894,12 @@ fn text(r: &Report) -> String {
         let _ = table.write(&mut bytes);
         for line in String::from_utf8_lossy(&bytes).lines() {
             let _ = writeln!(s, "  {line}");
+        }
+    }
+    if !r.notes.is_empty() {
+        let _ = writeln!(s, "\nNot simulated as configured:");
+        for n in &r.notes {
+            let _ = writeln!(s, "  - {n}");
         }
     }
     if r.warnings.is_empty() {

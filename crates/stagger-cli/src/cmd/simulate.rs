@@ -46,7 +46,8 @@ pub(crate) struct Args {
             "duration", "rate", "window", "timeout", "retry_after", "limit_rate", "limit_burst",
             "limit_concurrency", "retry_after_form", "dispersal", "gate", "budget_partition",
             "attempt_timeout", "load", "replicas", "concurrency", "pause", "pause_every",
-            "fanout", "hedge", "plot", "base", "cap", "factor", "jitter", "max_attempts",
+            "fanout", "hedge", "plot", "stats", "base", "cap", "factor", "jitter",
+            "max_attempts",
         ]
     )]
     scenario: Option<std::path::PathBuf>,
@@ -157,7 +158,7 @@ pub(crate) struct Args {
     #[arg(long)]
     stats: bool,
     /// Also write the results as one self-contained HTML page, with the plot inline for
-    /// herd, spike and ramp.
+    /// --workload herd, spike and ramp (a scenario's page has its table only).
     #[arg(long, value_name = "FILE.html")]
     html: Option<std::path::PathBuf>,
     /// Write a plot: retries over time (herd) or goodput per second (spike, ramp).
@@ -601,7 +602,7 @@ fn check_limits(
 
 /// The events after which a run is stopped: twice its estimate, so that no run takes much
 /// longer than it was estimated to (a small run gets some room for chance).
-fn stop_after(estimate: &Estimate) -> u64 {
+pub(crate) fn stop_after(estimate: &Estimate) -> u64 {
     estimate.events.saturating_mul(2).saturating_add(STOP_ROOM)
 }
 

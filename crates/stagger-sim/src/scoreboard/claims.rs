@@ -512,17 +512,23 @@ fn outage(board: &Scoreboard) -> Option<(String, bool)> {
     let patience = constant_patience();
     let down = Outage::default().down_for;
     let human = stagger_core::duration::human;
+    let share = patience.as_secs_f64() / down.as_secs_f64();
+    let against = if share < margins::CONSTANT_SUCCEEDS_UNDER {
+        "within"
+    } else {
+        "above"
+    };
     Some((
         format!(
             "constant {:.1}% of the requests that met the outage, exponential {:.1}%. \
              Constant's patience is {}, so only requests meeting the outage's last {} of {} \
-             can succeed: {:.1}%, a little above the page's \"under 2%\"",
+             can succeed: {:.1}%, {against} the page's \"under 2%\"",
             100.0 * c,
             100.0 * e,
             human(patience),
             human(patience),
             human(down),
-            100.0 * patience.as_secs_f64() / down.as_secs_f64()
+            100.0 * share
         ),
         // The page's "under 2%" is the policy's patience over the outage. Our model counts
         // every request whose first attempt met the outage, and the last patience's worth of

@@ -81,6 +81,8 @@ impl Default for OpenLoop {
 impl OpenLoop {
     /// The most clients.
     pub const MAX_CLIENTS: u64 = 100_000;
+    /// The highest rate of one client, in requests a second.
+    pub const MAX_RATE: f64 = 1e5;
     /// The most requests a run may expect (`clients x rate x duration`).
     pub const MAX_REQUESTS: f64 = 1e7;
     /// The most events a run may process; a run that needs more (a policy with no attempt
@@ -224,7 +226,7 @@ impl Workload for OpenLoop {
 
     fn validate(&self) -> Result<(), SimError> {
         check_clients(self.clients, Self::MAX_CLIENTS)?;
-        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e5) {
+        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= Self::MAX_RATE) {
             return Err(SimError::Invalid {
                 param: "rate",
                 allowed: "a number of requests per second in (0, 1e5]",
