@@ -12,6 +12,35 @@ pub(crate) fn duration(text: &str) -> Result<Duration, String> {
     stagger_core::duration::parse(text).map_err(|e| e.to_string())
 }
 
+/// A configuration file's format, named by its extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileFormat {
+    Toml,
+    Json,
+}
+
+/// Reads a configuration file (`.toml` or `.json`, named by its extension, in any case): its
+/// text and format, or one line saying why not.
+pub(crate) fn read_config_file(path: &std::path::Path) -> Result<(String, FileFormat), String> {
+    let shown = path.display();
+    let format = match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("toml") => FileFormat::Toml,
+        Some("json") => FileFormat::Json,
+        _ => {
+            return Err(format!(
+                "{shown}: name the format by the file's extension: .toml or .json"
+            ));
+        }
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    Ok((text, format))
+}
+
 /// Why a command failed: bad input (exit 2) or an I/O error (exit 1).
 #[derive(Debug)]
 pub(crate) enum Failure {

@@ -316,22 +316,25 @@ fn checked<W: Workload>(w: &W, s: &Strategy) -> Result<Estimate, SimError> {
 
 /// Reads a scenario file, TOML or JSON by its extension, and maps it onto its model.
 pub(crate) fn read(path: &std::path::Path) -> Result<Ready, String> {
+    use crate::flags::FileFormat;
     let shown = path.display();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    let scenario: Scenario = match extension.as_deref() {
-        Some("toml") => toml::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
-        Some("json") => serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
-        _ => {
-            return Err(format!(
-                "{shown}: name the format by the file's extension: .toml or .json"
-            ));
-        }
+    let (text, format) = crate::flags::read_config_file(path)?;
+    let scenario: Scenario = match format {
+        FileFormat::Toml => toml::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
+        FileFormat::Json => serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?,
     };
     scenario.ready().map_err(|e| format!("{shown}: {e}"))
+}
+
+/// `strategy` with `budget`, one per client, configured as the file has it.
+pub(crate) fn with_budget(
+    strategy: Strategy,
+    budget: Option<stagger_core::config::BudgetSpec>,
+) -> Result<Strategy, SimError> {
+    match budget {
+        Some(b) => strategy.with_budget_config(b.kind(), b.to_config()),
+        None => Ok(strategy),
+    }
 }
 
 fn duration(field: &str, text: &str) -> Result<Duration, String> {
@@ -474,11 +477,8 @@ impl Scenario {
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
         let mut strategy =
             Strategy::policy(outer.to_config().map_err(|e| format!("retry[0]: {e}"))?);
-        if let Some(budget) = outer.budget {
-            strategy = strategy
-                .with_budget_config(budget.kind(), budget.to_config())
-                .map_err(|e| format!("retry[0].budget: {e}"))?;
-        }
+        strategy =
+            with_budget(strategy, outer.budget).map_err(|e| format!("retry[0].budget: {e}"))?;
         let c = &self.clients;
         let d = &self.dependency;
         if d.service.is_none() {

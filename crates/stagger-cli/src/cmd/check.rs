@@ -234,22 +234,18 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
 /// Reads `path` into the configurations it holds: one for a retry configuration, one per
 /// retried or hedged method config for a gRPC service config.
 fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
+    use crate::flags::FileFormat;
     let shown = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::Usage(format!("cannot read {shown}: {e}")))?;
+    let (text, format) = crate::flags::read_config_file(path).map_err(Failure::Usage)?;
     let bad =
         |what: &str, e: &dyn std::fmt::Display| Failure::Usage(format!("{shown}: {what}: {e}"));
-    let extension = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match extension.as_deref() {
-        Some("toml") => {
+    match format {
+        FileFormat::Toml => {
             let spec: RetrySpec =
                 toml::from_str(&text).map_err(|e| bad("not a retry configuration", &e))?;
             from_spec(&spec, format!("{shown}")).map(|s| vec![s])
         }
-        Some("json") => {
+        FileFormat::Json => {
             let value: serde_json::Value =
                 serde_json::from_str(&text).map_err(|e| bad("not JSON", &e))?;
             let grpc = value.as_object().is_some_and(|o| {
@@ -268,9 +264,6 @@ fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
                 from_spec(&spec, format!("{shown}")).map(|s| vec![s])
             }
         }
-        _ => Err(Failure::Usage(format!(
-            "{shown}: name the format by the file's extension: .toml or .json"
-        ))),
     }
 }
 
