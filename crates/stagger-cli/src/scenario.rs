@@ -515,23 +515,6 @@ impl Scenario {
             ClientKind::Open if d.replicas.is_some() => {
                 let m = "tail";
                 refuse_beyond(m, true, false, true)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.rtt,
-                    "dependency.rtt (replicas.service is the time an attempt takes)",
-                    m,
-                )?;
-                unused(&d.network, "dependency.network", m)?;
-                unused(
-                    &d.failure_rate,
-                    "dependency.failure_rate (replicas fail by pausing)",
-                    m,
-                )?;
-                unused(&d.outage, "dependency.outage", m)?;
-                unused(&d.two_hosts, "dependency.two_hosts", m)?;
-                unused(&d.service, "dependency.service", m)?;
-                unused(&c.spike, "clients.spike", m)?;
-                unused(&c.ramp, "clients.ramp", m)?;
                 let (sources, rate) = source_rate()?;
                 if sources != 1 {
                     return Err(format!(
@@ -571,16 +554,6 @@ impl Scenario {
             ClientKind::Open if d.two_hosts.is_some() => {
                 let m = "partition";
                 refuse_outer_but(outer, m, false, false, false, true)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.rtt,
-                    "dependency.rtt (the partition models a one-way network: network)",
-                    m,
-                )?;
-                unused(&d.outage, "dependency.outage", m)?;
-                unused(&d.service, "dependency.service", m)?;
-                unused(&c.spike, "clients.spike", m)?;
-                unused(&c.ramp, "clients.ramp", m)?;
                 let (sources, rate) = source_rate()?;
                 if sources != 1 {
                     return Err(format!(
@@ -618,18 +591,6 @@ impl Scenario {
             ClientKind::Open if d.service.is_some() => {
                 let m = if c.ramp.is_some() { "ramp" } else { "spike" };
                 refuse_beyond(m, false, false, true)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.rtt,
-                    "dependency.rtt (the spike and ramp model a one-way network: network)",
-                    m,
-                )?;
-                unused(
-                    &d.failure_rate,
-                    "dependency.failure_rate (the server fails by overload)",
-                    m,
-                )?;
-                unused(&d.outage, "dependency.outage", m)?;
                 let (sources, rate) = source_rate()?;
                 if sources != 1 {
                     return Err(format!(
@@ -694,65 +655,43 @@ impl Scenario {
                     }
                 }
             }
-            ClientKind::Open if d.failure_rate.is_some() => {
-                let m = "open-loop";
+            ClientKind::Open | ClientKind::Serial if d.failure_rate.is_some() => {
+                let serial = c.kind == ClientKind::Serial;
+                let m = if serial { "serial" } else { "open-loop" };
                 refuse_settings(m, false, false)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.network,
-                    "dependency.network (open-loop models the round trip: rtt)",
-                    m,
-                )?;
-                unused(&d.outage, "dependency.outage", m)?;
                 let (sources, rate) = source_rate()?;
-                let mut w = OpenLoop {
-                    clients: sources,
-                    rate,
-                    failure_rate: d.failure_rate.unwrap_or_default(),
-                    ..OpenLoop::default()
-                };
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
+                let failure_rate = d.failure_rate.unwrap_or_default();
+                let duration = duration_of(m)?;
+                let rtt = d
+                    .rtt
+                    .as_ref()
+                    .map(|l| l.delay("dependency.rtt"))
+                    .transpose()?;
+                if serial {
+                    let defaults = Serial::default();
+                    Model::Serial(Serial {
+                        clients: sources,
+                        rate,
+                        failure_rate,
+                        duration: duration.unwrap_or(defaults.duration),
+                        rtt: rtt.unwrap_or(defaults.rtt),
+                        ..defaults
+                    })
+                } else {
+                    let defaults = OpenLoop::default();
+                    Model::OpenLoop(OpenLoop {
+                        clients: sources,
+                        rate,
+                        failure_rate,
+                        duration: duration.unwrap_or(defaults.duration),
+                        rtt: rtt.unwrap_or(defaults.rtt),
+                        ..defaults
+                    })
                 }
-                if let Some(rtt) = &d.rtt {
-                    w.rtt = rtt.delay("dependency.rtt")?;
-                }
-                Model::OpenLoop(w)
-            }
-            ClientKind::Serial if d.failure_rate.is_some() => {
-                let m = "serial";
-                refuse_settings(m, false, false)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.network,
-                    "dependency.network (serial models the round trip: rtt)",
-                    m,
-                )?;
-                unused(&d.outage, "dependency.outage", m)?;
-                let (sources, rate) = source_rate()?;
-                let mut w = Serial {
-                    clients: sources,
-                    rate,
-                    failure_rate: d.failure_rate.unwrap_or_default(),
-                    ..Serial::default()
-                };
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
-                }
-                if let Some(rtt) = &d.rtt {
-                    w.rtt = rtt.delay("dependency.rtt")?;
-                }
-                Model::Serial(w)
             }
             ClientKind::Open if d.outage.is_some() => {
                 let m = "outage";
                 refuse_settings(m, true, false)?;
-                unused(&c.count, "clients.count", m)?;
-                unused(
-                    &d.rtt,
-                    "dependency.rtt (the outage models a one-way network: network)",
-                    m,
-                )?;
                 let (sources, rate) = source_rate()?;
                 if sources != 1 {
                     return Err(format!(
@@ -779,7 +718,6 @@ impl Scenario {
             ClientKind::Fixed if d.always_fails == Some(true) => {
                 let m = "herd";
                 refuse_settings(m, false, false)?;
-                self.fixed_only(m)?;
                 let mut w = Herd::default();
                 if let Some(n) = c.count {
                     w.clients = n;
@@ -797,7 +735,6 @@ impl Scenario {
             ClientKind::Fixed if d.occ.is_some() => {
                 let m = "contention";
                 refuse_settings(m, false, false)?;
-                self.fixed_only(m)?;
                 let mut w = Contention::default();
                 if let Some(n) = c.count {
                     w.clients = n;
@@ -818,12 +755,6 @@ impl Scenario {
             ClientKind::Fixed if d.rate_limit.is_some() => {
                 let m = "throttle";
                 refuse_settings(m, true, true)?;
-                self.fixed_only(m)?;
-                unused(
-                    &d.network,
-                    "dependency.network (the throttle model keeps its own)",
-                    m,
-                )?;
                 let limit = d.rate_limit.as_ref().ok_or("dependency.rate_limit")?;
                 let mut w = Throttle {
                     limit_rate: limit.rate,
@@ -891,29 +822,5 @@ impl Scenario {
         .into_iter()
         .filter_map(|(set, key)| set.then_some(key))
         .collect()
-    }
-
-    /// Refuses what fixed clients do not take, and what a fixed-client model does not use.
-    fn fixed_only(&self, model: &str) -> Result<(), String> {
-        let (c, d) = (&self.clients, &self.dependency);
-        unused(&c.sources, "clients.sources (fixed clients: count)", model)?;
-        unused(&c.rate_per_source, "clients.rate_per_source", model)?;
-        unused(&d.rtt, "dependency.rtt", model)?;
-        unused(&d.failure_rate, "dependency.failure_rate", model)?;
-        unused(&d.outage, "dependency.outage", model)?;
-        unused(&d.service, "dependency.service", model)?;
-        unused(&d.replicas, "dependency.replicas", model)?;
-        unused(&d.two_hosts, "dependency.two_hosts", model)?;
-        let set = [
-            d.always_fails == Some(true),
-            d.occ.is_some(),
-            d.rate_limit.is_some(),
-        ];
-        if set.iter().filter(|s| **s).count() > 1 {
-            return Err(format!(
-                "dependency: always_fails, occ and rate_limit are separate models; the {model} model takes one"
-            ));
-        }
-        Ok(())
     }
 }

@@ -201,6 +201,25 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         ("scenario.yaml", base.clone(), ".toml or .json"),
         (
+            "serial_shape.toml",
+            base.replace("kind = \"open\"", "kind = \"serial\"")
+                + "\n[dependency.two_hosts]\nshare_down = 0.5\n",
+            "does not apply to the",
+        ),
+        (
+            "limiter.toml",
+            base.replace(
+                "failure_rate = 0.5",
+                "failure_rate = 0.5\nrate_limit = { rate = 5.0, retry_after = \"1s\" }",
+            ),
+            "dependency.rate_limit does not apply to the open-loop model",
+        ),
+        (
+            "inner.toml",
+            format!("{base}\n[[retry]]\npolicy = \"immediate\"\ntimeout = \"1ms\"\n"),
+            "retry[1].timeout",
+        ),
+        (
             "fanout.toml",
             base.replace(
                 "rate_per_source = 10.0",
@@ -227,6 +246,16 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         assert!(stderr.contains(named), "{name}: {stderr}");
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
+    // A fixed population calls once: a duration does not apply to the storm.
+    let storm = std::fs::read_to_string(scenario("throttle.toml")).unwrap();
+    let timed = write("timed.toml", &format!("duration = \"20h\"\n{storm}"));
+    let out = stagger(&["simulate", "--scenario", &timed]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("duration does not apply to the throttle"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A scenario replaces the workload's flags: given both, the command says which.
     let out = stagger(&[
         "simulate",
