@@ -502,6 +502,23 @@ impl Scenario {
                 .ok_or("clients.rate_per_source is required for open and serial clients")?;
             Ok((sources, rate))
         };
+        // The models with one arrival source take several as one: independent Poisson sources
+        // add up to one of their summed rate. With a budget they do not, since each source
+        // would hold its own.
+        let one_source = |model: &str| -> Result<f64, String> {
+            let (sources, rate) = source_rate()?;
+            if sources == 1 {
+                return Ok(rate);
+            }
+            if outer.budget.is_some() {
+                return Err(format!(
+                    "clients.sources = {sources} with a budget: the {model} model has one \
+                     arrival source and one budget, not one per source; use sources = 1 with \
+                     the whole rate"
+                ));
+            }
+            Ok(sources as f64 * rate)
+        };
         let refuse_settings = |model: &str, deadline_ok: bool, waits_ok: bool| {
             refuse_outer(outer, model, deadline_ok, waits_ok, false)
         };
@@ -515,13 +532,7 @@ impl Scenario {
             ClientKind::Open if d.replicas.is_some() => {
                 let m = "tail";
                 refuse_beyond(m, true, false, true)?;
-                let (sources, rate) = source_rate()?;
-                if sources != 1 {
-                    return Err(format!(
-                        "clients.sources = {sources}: the tail model has one arrival source; \
-                         give its whole rate as rate_per_source"
-                    ));
-                }
+                let rate = one_source(m)?;
                 let pool = d.replicas.as_ref().ok_or("dependency.replicas")?;
                 let service = pool.service.delay("dependency.replicas.service")?;
                 let fanout = c.fanout.unwrap_or(1);
@@ -554,13 +565,7 @@ impl Scenario {
             ClientKind::Open if d.two_hosts.is_some() => {
                 let m = "partition";
                 refuse_outer_but(outer, m, false, false, false, true)?;
-                let (sources, rate) = source_rate()?;
-                if sources != 1 {
-                    return Err(format!(
-                        "clients.sources = {sources}: the partition model has one arrival \
-                         source; give its whole rate as rate_per_source"
-                    ));
-                }
+                let rate = one_source(m)?;
                 let hosts = d.two_hosts.as_ref().ok_or("dependency.two_hosts")?;
                 let budget_partition = match outer.budget_per_destination {
                     None => BudgetPartition::Shared,
@@ -591,13 +596,7 @@ impl Scenario {
             ClientKind::Open if d.service.is_some() => {
                 let m = if c.ramp.is_some() { "ramp" } else { "spike" };
                 refuse_beyond(m, false, false, true)?;
-                let (sources, rate) = source_rate()?;
-                if sources != 1 {
-                    return Err(format!(
-                        "clients.sources = {sources}: the {m} model has one arrival source; \
-                         give its whole rate as rate_per_source"
-                    ));
-                }
+                let rate = one_source(m)?;
                 let service = d.service.as_ref().ok_or("dependency.service")?;
                 let mut server = Server {
                     base_service: duration("dependency.service.base", &service.base)?,
@@ -692,13 +691,7 @@ impl Scenario {
             ClientKind::Open if d.outage.is_some() => {
                 let m = "outage";
                 refuse_settings(m, true, false)?;
-                let (sources, rate) = source_rate()?;
-                if sources != 1 {
-                    return Err(format!(
-                        "clients.sources = {sources}: the outage model has one arrival source; \
-                         give its whole rate as rate_per_source"
-                    ));
-                }
+                let rate = one_source(m)?;
                 let window = d.outage.as_ref().ok_or("dependency.outage")?;
                 let mut w = Outage {
                     rate,

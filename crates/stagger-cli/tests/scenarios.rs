@@ -138,6 +138,30 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
 }
 
 #[test]
+fn several_sources_are_one_of_their_summed_rate_unless_each_holds_a_budget() {
+    let dir = std::env::temp_dir().join(format!("stagger-sources-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let one = std::fs::read_to_string(scenario("outage.toml")).unwrap();
+    let four = one
+        .replace("sources = 1\n", "sources = 4\n")
+        .replace("rate_per_source = 100.0", "rate_per_source = 25.0");
+    assert_ne!(one, four);
+    let path = dir.join("four.toml");
+    std::fs::write(&path, &four).unwrap();
+    assert_eq!(row(path.to_str().unwrap()), row(&scenario("outage.toml")));
+    let budgeted = dir.join("budgeted.toml");
+    std::fs::write(
+        &budgeted,
+        format!("{four}[retry.budget]\nbudget = \"aws-standard\"\n"),
+    )
+    .unwrap();
+    let out = stagger(&["simulate", "--scenario", budgeted.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("with a budget"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
     let dir = std::env::temp_dir().join(format!("stagger-scenarios-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
