@@ -528,6 +528,12 @@ impl Scenario {
         if c.fanout.is_some() && d.replicas.is_none() {
             return Err("clients.fanout needs dependency.replicas (the tail model)".to_owned());
         }
+        // The one-way network, for the models that have one (the others refuse the key).
+        let network = d
+            .network
+            .as_ref()
+            .map(|n| n.delay("dependency.network"))
+            .transpose()?;
         let model = match c.kind {
             ClientKind::Open if d.replicas.is_some() => {
                 let m = "tail";
@@ -585,8 +591,8 @@ impl Scenario {
                 if let Some(x) = d.failure_rate {
                     w.failure_rate = x;
                 }
-                if let Some(n) = &d.network {
-                    w.network = n.delay("dependency.network")?;
+                if let Some(n) = network {
+                    w.network = n;
                 }
                 if let Some(t) = duration_of(m)? {
                     w.duration = t;
@@ -606,8 +612,8 @@ impl Scenario {
                     )?,
                     ..Server::default()
                 };
-                if let Some(n) = &d.network {
-                    server.network = n.delay("dependency.network")?;
+                if let Some(n) = network {
+                    server.network = n;
                 }
                 if let Some(t) = outer.attempt_timeout {
                     server.timeout = t;
@@ -703,8 +709,8 @@ impl Scenario {
                 if let Some(t) = duration_of(m)? {
                     w.duration = t;
                 }
-                if let Some(n) = &d.network {
-                    w.network = n.delay("dependency.network")?;
+                if let Some(n) = network {
+                    w.network = n;
                 }
                 Model::Outage(w)
             }
@@ -715,14 +721,9 @@ impl Scenario {
                 if let Some(n) = c.count {
                     w.clients = n;
                 }
-                if let Some(n) = &d.network {
-                    w.network = n.delay("dependency.network")?;
+                if let Some(n) = network {
+                    w.network = n;
                 }
-                unused(
-                    &self.duration,
-                    "duration (the herd runs until every client gives up)",
-                    m,
-                )?;
                 Model::Herd(w)
             }
             ClientKind::Fixed if d.occ.is_some() => {
@@ -735,14 +736,9 @@ impl Scenario {
                 if let Some(r) = d.occ.as_ref().and_then(|o| o.rounds) {
                     w.rounds = r;
                 }
-                if let Some(n) = &d.network {
-                    w.network = n.delay("dependency.network")?;
+                if let Some(n) = network {
+                    w.network = n;
                 }
-                unused(
-                    &self.duration,
-                    "duration (contention runs its rounds to the end)",
-                    m,
-                )?;
                 Model::Contention(w)
             }
             ClientKind::Fixed if d.rate_limit.is_some() => {
