@@ -1,33 +1,34 @@
 //! Scenario files: a user's system described as clients, a dependency and a retry stack, read
 //! from TOML or JSON and run on the simulator's model of that system.
 //!
-//! Today each combination of clients and dependency maps onto one of the simulator's models
-//! (see [`MODELS`]); a combination no model covers, or a setting the chosen model cannot honour,
-//! is refused by name rather than dropped.
+//! Open or serial clients against a failure rate, an outage window or both run on the
+//! simulator's composed model ([`stagger_sim::compose`]), whose parts combine freely; the other
+//! combinations each map onto one of the simulator's specialised models (see [`MODELS`]). A
+//! combination no model covers, or a setting the chosen model cannot honour, is refused by name
+//! rather than dropped.
 
 use std::time::Duration;
 
 use serde::Deserialize;
 use stagger_core::config::RetrySpec;
 use stagger_core::engine::Nested;
+use stagger_sim::compose::{self, BudgetScope, Composed, Network, Window};
 use stagger_sim::dist::Delay;
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::partition::{BudgetPartition, Partition};
-use stagger_sim::workload::serial::Serial;
 use stagger_sim::workload::spike::{Ramp, Server, Spike};
 use stagger_sim::workload::tail::Tail;
 use stagger_sim::workload::throttle::Throttle;
 use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
-pub(crate) const MODELS: &str = "clients kind = \"open\" with dependency failure_rate \
-    (open-loop), kind = \"open\" with dependency outage (outage), kind = \"serial\" with \
-    failure_rate (serial), kind = \"fixed\" with always_fails (herd), with occ (contention), \
-    or with rate_limit (throttle), kind = \"open\" with a spike or a ramp and dependency \
-    service (spike, ramp), kind = \"open\" with replicas (tail), or with two_hosts \
+pub(crate) const MODELS: &str = "clients kind = \"open\" or \"serial\" with dependency \
+    failure_rate, outage or both (composed), kind = \"fixed\" with always_fails (herd), with occ \
+    (contention), or with rate_limit (throttle), kind = \"open\" with a spike or a ramp and \
+    dependency service (spike, ramp), kind = \"open\" with replicas (tail), or with two_hosts \
     (partition)";
 
 /// A scenario file.
@@ -61,6 +62,17 @@ struct Clients {
     ramp: Option<RampShape>,
     /// Open clients against replicas: the sub-requests each request fans out to, all needed.
     fanout: Option<u32>,
+    /// Open or serial clients on the composed model: whether each source holds its own budget
+    /// (the default) or all share one.
+    budget_scope: Option<Scope>,
+}
+
+/// Who holds a budget: `per-source` or `shared`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Scope {
+    PerSource,
+    Shared,
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,6 +171,8 @@ struct OutageWindow {
     at: String,
     #[serde(rename = "for")]
     lasts: String,
+    /// Every answer while down carries this `Retry-After`.
+    retry_after: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -185,9 +199,7 @@ pub(crate) struct Ready {
 /// The model a scenario runs on.
 #[derive(Debug)]
 pub(crate) enum Model {
-    OpenLoop(OpenLoop),
-    Outage(Outage),
-    Serial(Serial),
+    Composed(Composed),
     Herd(Herd),
     Contention(Contention),
     Throttle(Throttle),
@@ -202,18 +214,14 @@ impl Model {
     const fn reads(&self) -> &'static [&'static str] {
         const ARRIVALS: [&str; 3] = ["duration", "clients.sources", "clients.rate_per_source"];
         match self {
-            Self::OpenLoop(_) | Self::Serial(_) => &[
+            Self::Composed(_) => &[
                 ARRIVALS[0],
                 ARRIVALS[1],
                 ARRIVALS[2],
+                "clients.budget_scope",
                 "dependency.rtt",
-                "dependency.failure_rate",
-            ],
-            Self::Outage(_) => &[
-                ARRIVALS[0],
-                ARRIVALS[1],
-                ARRIVALS[2],
                 "dependency.network",
+                "dependency.failure_rate",
                 "dependency.outage",
             ],
             Self::Herd(_) => &[
@@ -260,9 +268,7 @@ impl Model {
     /// The model's workload name, as `stagger simulate --workload` takes it.
     pub(crate) const fn name(&self) -> &'static str {
         match self {
-            Self::OpenLoop(_) => "open-loop",
-            Self::Outage(_) => "outage",
-            Self::Serial(_) => "serial",
+            Self::Composed(_) => "composed",
             Self::Herd(_) => "herd",
             Self::Contention(_) => "contention",
             Self::Throttle(_) => "throttle",
@@ -275,9 +281,10 @@ impl Model {
 
     pub(crate) fn estimate(&self, s: &Strategy) -> Result<Estimate, SimError> {
         match self {
-            Self::OpenLoop(w) => checked(w, s),
-            Self::Outage(w) => checked(w, s),
-            Self::Serial(w) => checked(w, s),
+            Self::Composed(w) => {
+                w.validate()?;
+                Ok(w.estimate(s))
+            }
             Self::Herd(w) => checked(w, s),
             Self::Contention(w) => checked(w, s),
             Self::Throttle(w) => checked(w, s),
@@ -295,9 +302,7 @@ impl Model {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         match self {
-            Self::OpenLoop(w) => w.run_within(s, seed, max_events),
-            Self::Outage(w) => w.run_within(s, seed, max_events),
-            Self::Serial(w) => w.run_within(s, seed, max_events),
+            Self::Composed(w) => w.run_within(s, seed, max_events),
             Self::Herd(w) => w.run_within(s, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
             Self::Throttle(w) => w.run_within(s, seed, max_events),
@@ -660,59 +665,71 @@ impl Scenario {
                     }
                 }
             }
-            ClientKind::Open | ClientKind::Serial if d.failure_rate.is_some() => {
-                let serial = c.kind == ClientKind::Serial;
-                let m = if serial { "serial" } else { "open-loop" };
-                refuse_settings(m, false, false)?;
-                let (sources, rate) = source_rate()?;
-                let failure_rate = d.failure_rate.unwrap_or_default();
-                let duration = duration_of(m)?;
-                let rtt = d
-                    .rtt
-                    .as_ref()
-                    .map(|l| l.delay("dependency.rtt"))
-                    .transpose()?;
-                if serial {
-                    let defaults = Serial::default();
-                    Model::Serial(Serial {
-                        clients: sources,
-                        rate,
-                        failure_rate,
-                        duration: duration.unwrap_or(defaults.duration),
-                        rtt: rtt.unwrap_or(defaults.rtt),
-                        ..defaults
-                    })
-                } else {
-                    let defaults = OpenLoop::default();
-                    Model::OpenLoop(OpenLoop {
-                        clients: sources,
-                        rate,
-                        failure_rate,
-                        duration: duration.unwrap_or(defaults.duration),
-                        rtt: rtt.unwrap_or(defaults.rtt),
-                        ..defaults
-                    })
-                }
-            }
-            ClientKind::Open if d.outage.is_some() => {
-                let m = "outage";
+            ClientKind::Open | ClientKind::Serial
+                if d.failure_rate.is_some() || d.outage.is_some() =>
+            {
+                let m = "composed";
                 refuse_settings(m, true, false)?;
-                let rate = one_source(m)?;
-                let window = d.outage.as_ref().ok_or("dependency.outage")?;
-                let mut w = Outage {
-                    rate,
-                    down_at: duration("dependency.outage.at", &window.at)?,
-                    down_for: duration("dependency.outage.for", &window.lasts)?,
-                    timeout: settings.timeout(),
-                    ..Outage::default()
+                let (sources, rate) = source_rate()?;
+                let clients = match c.kind {
+                    ClientKind::Serial => compose::Clients::Serial {
+                        clients: sources,
+                        rate,
+                    },
+                    _ => compose::Clients::Open { sources, rate },
                 };
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
-                }
-                if let Some(n) = network {
-                    w.network = n;
-                }
-                Model::Outage(w)
+                let outage = d
+                    .outage
+                    .as_ref()
+                    .map(|w| -> Result<Window, String> {
+                        Ok(Window {
+                            at: duration("dependency.outage.at", &w.at)?,
+                            lasts: duration("dependency.outage.for", &w.lasts)?,
+                            retry_after: w
+                                .retry_after
+                                .as_deref()
+                                .map(|t| duration("dependency.outage.retry_after", t))
+                                .transpose()?,
+                        })
+                    })
+                    .transpose()?;
+                // The round trip drawn whole, or a one-way delay drawn each way. With neither,
+                // an outage alone keeps the outage workload's 1 ms each way, and anything else
+                // Brooker's Exp(mean 10 ms) round trip.
+                let network = match (&d.rtt, network) {
+                    (Some(_), Some(_)) => {
+                        return Err("dependency: rtt (a round trip) or network (one way), \
+                                    not both"
+                            .to_owned());
+                    }
+                    (Some(rtt), None) => Network::RoundTrip(rtt.delay("dependency.rtt")?),
+                    (None, Some(one_way)) => Network::OneWay(one_way),
+                    (None, None) if d.failure_rate.is_none() => {
+                        Network::OneWay(Outage::default().network)
+                    }
+                    (None, None) => Network::RoundTrip(OpenLoop::default().rtt),
+                };
+                let default_duration = if outage.is_some() {
+                    Outage::default().duration
+                } else {
+                    OpenLoop::default().duration
+                };
+                let budget_scope = match c.budget_scope {
+                    None | Some(Scope::PerSource) => BudgetScope::PerSource,
+                    Some(Scope::Shared) => BudgetScope::Shared,
+                };
+                Model::Composed(Composed {
+                    clients,
+                    duration: duration_of(m)?.unwrap_or(default_duration),
+                    network,
+                    dependency: compose::Dependency {
+                        failure_rate: d.failure_rate.unwrap_or_default(),
+                        outage,
+                    },
+                    deadline: settings.timeout(),
+                    budget_scope,
+                    window: OpenLoop::default().window,
+                })
             }
             ClientKind::Fixed if d.always_fails == Some(true) => {
                 let m = "herd";
@@ -797,6 +814,7 @@ impl Scenario {
             (c.spike.is_some(), "clients.spike"),
             (c.ramp.is_some(), "clients.ramp"),
             (c.fanout.is_some(), "clients.fanout"),
+            (c.budget_scope.is_some(), "clients.budget_scope"),
             (d.rtt.is_some(), "dependency.rtt"),
             (d.network.is_some(), "dependency.network"),
             (d.failure_rate.is_some(), "dependency.failure_rate"),

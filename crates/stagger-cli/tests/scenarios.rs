@@ -37,7 +37,7 @@ fn row(file: &str) -> (String, Value) {
 #[test]
 fn the_open_loop_example_gives_the_closed_form() {
     let (model, row) = row(&scenario("open-loop.toml"));
-    assert_eq!(model, "open-loop");
+    assert_eq!(model, "composed");
     let success = row["success_rate"].as_f64().unwrap();
     let load = row["load"].as_f64().unwrap();
     // 1 - 0.5^4 and 1 + 0.5 + 0.25 + 0.125, within the sampling error of 10 000 requests.
@@ -66,19 +66,19 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         ),
         (
             "outage.toml",
-            "outage",
+            "composed",
             policy_figures(PolicyKind::Exponential, 1).unwrap().outage,
         ),
         (
             "open-loop.toml",
-            "open-loop",
+            "composed",
             open_loop::OpenLoop::default()
                 .run(&strategy(open_loop::published_strategies(), "3 retries"), 1)
                 .unwrap(),
         ),
         (
             "serial.toml",
-            "serial",
+            "composed",
             serial::Serial::default()
                 .run(&strategy(serial::published_strategies(), "backoff"), 1)
                 .unwrap(),
@@ -137,40 +137,154 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
     }
 }
 
+/// A scenario's file in a folder of its own, removed when dropped.
+struct Files(PathBuf);
+
+impl Files {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("stagger-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The figures of `stagger simulate --workload ARGS... --format json`, as [`row`] gives a
+/// scenario's.
+fn workload_row(args: &[&str]) -> Value {
+    let mut all = vec!["simulate"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let doc: Value = serde_json::from_str(&stdout(&all)).expect("JSON");
+    doc["results"][0].clone()
+}
+
 #[test]
-fn several_sources_are_one_of_their_summed_rate_unless_each_holds_a_budget() {
-    let dir = std::env::temp_dir().join(format!("stagger-sources-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let one = std::fs::read_to_string(scenario("outage.toml")).unwrap();
-    let four = one
-        .replace("sources = 1\n", "sources = 4\n")
-        .replace("rate_per_source = 100.0", "rate_per_source = 25.0");
-    assert_ne!(one, four);
-    let path = dir.join("four.toml");
-    std::fs::write(&path, &four).unwrap();
-    assert_eq!(row(path.to_str().unwrap()), row(&scenario("outage.toml")));
-    let budgeted = dir.join("budgeted.toml");
-    std::fs::write(
-        &budgeted,
-        format!("{four}[retry.budget]\nbudget = \"aws-standard\"\n"),
-    )
-    .unwrap();
-    let out = stagger(&["simulate", "--scenario", budgeted.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("with a budget"));
-    std::fs::remove_dir_all(&dir).unwrap();
+fn an_outages_deadline_and_retry_after_in_a_file_give_the_workloads_rows() {
+    let files = Files::new("outage-settings");
+    let outage = std::fs::read_to_string(scenario("outage.toml")).unwrap();
+    let throttled = files.write(
+        "throttled.toml",
+        &outage.replace(
+            "outage = { at = \"15s\", for = \"30s\" }",
+            "outage = { at = \"15s\", for = \"30s\", retry_after = \"2s\" }",
+        ),
+    );
+    let (_, got) = row(&throttled);
+    let want = workload_row(&[
+        "--workload",
+        "outage",
+        "--policy",
+        "exponential",
+        "--retry-after",
+        "2s",
+    ]);
+    assert_eq!(got, want);
+    // The floor held: the throttled run sends fewer attempts than the plain one.
+    let (_, plain) = row(&scenario("outage.toml"));
+    assert!(
+        got["load"].as_f64() < plain["load"].as_f64(),
+        "{got} {plain}"
+    );
+
+    let deadline = files.write("deadline.toml", &format!("{outage}timeout = \"5s\"\n"));
+    let (_, got) = row(&deadline);
+    let want = workload_row(&[
+        "--workload",
+        "outage",
+        "--policy",
+        "exponential",
+        "--timeout",
+        "5s",
+    ]);
+    assert_eq!(got, want);
+}
+
+#[test]
+fn parts_combine_across_the_canonical_workloads() {
+    let files = Files::new("combined");
+    let outage = std::fs::read_to_string(scenario("outage.toml")).unwrap();
+    let (_, alone) = row(&scenario("outage.toml"));
+    let load = |v: &Value| v["load"].as_f64().unwrap();
+
+    // An outage and a failure rate outside it: more attempts per request than the outage alone.
+    let flaky = files.write(
+        "flaky.toml",
+        &outage.replace(
+            "network = { constant = \"1ms\" }",
+            "network = { constant = \"1ms\" }\nfailure_rate = 0.5",
+        ),
+    );
+    let (model, both) = row(&flaky);
+    assert_eq!(model, "composed");
+    assert!(load(&both) > load(&alone) + 0.3, "{both} {alone}");
+    assert!(both["met_outage"].as_u64().unwrap() > 0);
+
+    // Serial clients through the outage: each has one request in flight, so the recovery
+    // second sees no more attempts than there are clients.
+    let serial = files.write(
+        "serial.toml",
+        &outage
+            .replace("kind = \"open\"", "kind = \"serial\"")
+            .replace("sources = 1", "sources = 20")
+            .replace("rate_per_source = 100.0", "rate_per_source = 5.0"),
+    );
+    let (_, row_serial) = row(&serial);
+    assert!(
+        row_serial["met_outage"].as_u64().unwrap() > 0,
+        "{row_serial}"
+    );
+    assert!(
+        row_serial["recovery_load"].as_u64().unwrap() <= 20 * 2,
+        "{row_serial}"
+    );
+    assert!(load(&row_serial) > 1.0, "{row_serial}");
+
+    // A budget per source against one shared by all ten: the shared bucket drains once, so it
+    // lets fewer retries through the outage.
+    let ten = outage
+        .replace("sources = 1", "sources = 10")
+        .replace("rate_per_source = 100.0", "rate_per_source = 10.0")
+        .replace(
+            "policy = \"exponential\"",
+            "policy = \"constant\"\nmax_attempts = 50",
+        );
+    let budget = "[retry.budget]\nbudget = \"aws-standard\"\n";
+    let per_source = files.write("per-source.toml", &format!("{ten}{budget}"));
+    let shared = files.write(
+        "shared.toml",
+        &format!(
+            "{}{budget}",
+            ten.replace(
+                "kind = \"open\"",
+                "kind = \"open\"\nbudget_scope = \"shared\""
+            )
+        ),
+    );
+    let (_, own) = row(&per_source);
+    let (_, one) = row(&shared);
+    assert!(load(&one) < load(&own), "shared {one} per source {own}");
+    // A shared budget is still a budget: fewer attempts than with none.
+    let (_, none) = row(&files.write("none.toml", &ten));
+    assert!(load(&own) < load(&none), "per source {own} none {none}");
 }
 
 #[test]
 fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
-    let dir = std::env::temp_dir().join(format!("stagger-scenarios-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let files = Files::new("scenarios");
     let base = std::fs::read_to_string(scenario("open-loop.toml")).unwrap();
-    let write = |name: &str, text: &str| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    };
+    let write = |name: &str, text: &str| files.write(name, text);
     let cases = [
         (
             "typo.toml",
@@ -179,14 +293,25 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         ("top.toml", format!("colour = 1\n{base}"), "colour"),
         (
-            "deadline.toml",
-            format!("{base}timeout = \"1s\"\n"),
-            "retry[0].timeout does not apply to the open-loop model",
+            "attempt.toml",
+            format!("{base}attempt_timeout = \"1s\"\n"),
+            "retry[0].attempt_timeout does not apply to the composed model",
         ),
         (
             "network.toml",
-            base.replace("rtt = { exp = \"10ms\" }", "network = { exp = \"10ms\" }"),
-            "dependency.network",
+            base.replace(
+                "rtt = { exp = \"10ms\" }",
+                "rtt = { exp = \"10ms\" }\nnetwork = { exp = \"10ms\" }",
+            ),
+            "rtt (a round trip) or network (one way), not both",
+        ),
+        (
+            "scope.toml",
+            base.replace(
+                "kind = \"open\"",
+                "kind = \"open\"\nbudget_scope = \"everyone\"",
+            ),
+            "everyone",
         ),
         (
             "latency.toml",
@@ -236,7 +361,7 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
                 "failure_rate = 0.5",
                 "failure_rate = 0.5\nrate_limit = { rate = 5.0, retry_after = \"1s\" }",
             ),
-            "dependency.rate_limit does not apply to the open-loop model",
+            "dependency.rate_limit does not apply to the composed model",
         ),
         (
             "inner.toml",
@@ -290,5 +415,21 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--clients"));
-    std::fs::remove_dir_all(&dir).unwrap();
+    // A budget's scope is the composed model's: the herd's clients each hold their own.
+    let herd = std::fs::read_to_string(scenario("herd.toml")).unwrap();
+    let scoped = write(
+        "scoped.toml",
+        &herd.replace(
+            "kind = \"fixed\"",
+            "kind = \"fixed\"\nbudget_scope = \"shared\"",
+        ),
+    );
+    let out = stagger(&["simulate", "--scenario", &scoped]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("clients.budget_scope does not apply to the herd model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

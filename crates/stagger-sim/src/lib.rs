@@ -19,6 +19,11 @@
 //! - **W4**, [`workload::spike`]: Brooker's 2023 simple collapse simulation
 //!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
 //!
+//! Three of the workloads (open-loop, serial and outage) are compositions of the parts of
+//! [`compose`]: clients, a network and a dependency chosen each on its own and run in one event
+//! loop, which scenario files also drive with any mix of those parts. The others keep loops of
+//! their own for servers the composed model does not have yet.
+//!
 //! [`scoreboard::Claim`] lists each published claim, how the board reads its words and its
 //! check; a *world seed* is the one number every generator of a run derives from.
 //!
@@ -32,6 +37,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod compose;
 pub mod dist;
 pub mod error;
 pub mod estimate;

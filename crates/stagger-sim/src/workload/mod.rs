@@ -1,14 +1,14 @@
 //! The canonical workloads, one file each. Each module's documentation states its model and
 //! its source.
 
-mod call;
+pub(crate) mod call;
 pub mod contention;
 pub mod herd;
 pub mod open_loop;
 pub mod outage;
 pub mod partition;
 pub mod serial;
-mod slots;
+pub(crate) mod slots;
 pub mod spike;
 pub mod tail;
 pub mod throttle;

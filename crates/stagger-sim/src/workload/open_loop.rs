@@ -24,29 +24,26 @@
 //!
 //! "What is Backoff For?" (Brooker 2022) compares these open clients with the
 //! serial ones of [`serial`](super::serial): with open clients, backoff barely changes the load.
+//!
+//! It runs on the composed model ([`Composed`]): open sources, a round trip drawn whole, a failure
+//! probability, a budget per source ([`OpenLoop::composed`]).
 
-use std::rc::Rc;
 use std::time::Duration;
 
-use stagger_core::budget::{Budget, BudgetKind};
-use stagger_core::engine::Settings;
+use stagger_core::AnyConfig;
+use stagger_core::budget::BudgetKind;
 use stagger_core::policy::{Immediate, NoRetry};
-use stagger_core::{AnyConfig, Failure, Rng, SeededRng};
 
-use super::call::{Call, Next};
-use super::slots::Slots;
 use super::{
-    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_events,
-    check_failure_rate, check_window, refuse_hedging,
+    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
+    check_window, refuse_hedging,
 };
-use crate::dist::{Delay, exponential};
+use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network};
+use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, grown, ns, peak, room_for};
-use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::{Strategy, client_budget_bytes};
-
-const SECOND: Nanos = 1_000_000_000;
+use crate::estimate::Estimate;
+use crate::metrics::ResultRow;
+use crate::strategy::Strategy;
 
 /// The open-loop workload's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,7 +84,7 @@ impl OpenLoop {
     pub const MAX_REQUESTS: f64 = 1e7;
     /// The most events a run may process; a run that needs more (a policy with no attempt
     /// limit against a server that always fails, say) stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = 200_000_000;
+    pub const MAX_EVENTS: u64 = Composed::MAX_EVENTS;
 }
 
 /// The strategies of Brooker's W2 post, by the names it uses: "no retries", "3 retries" (4
@@ -153,61 +150,26 @@ pub fn standard_errors(retries: u32, x: f64, requests: u64) -> (f64, f64) {
 }
 
 impl OpenLoop {
-    /// The requests in flight at the peak: the arrival rate times how long a request lives.
-    fn in_flight(&self, plan: &Plan) -> f64 {
-        let rate = self.clients as f64 * self.rate / 1e9;
-        peak(rate * plan.lifetime(self.failure_rate, self.rtt.mean()))
+    /// This workload as the composed model runs it: open sources, one round trip per attempt,
+    /// independent failures, a budget per source.
+    #[must_use]
+    pub fn composed(&self) -> Composed {
+        Composed {
+            clients: Clients::Open {
+                sources: self.clients,
+                rate: self.rate,
+            },
+            duration: self.duration,
+            network: Network::RoundTrip(self.rtt),
+            dependency: Dependency {
+                failure_rate: self.failure_rate,
+                outage: None,
+            },
+            deadline: None,
+            budget_scope: BudgetScope::PerSource,
+            window: self.window,
+        }
     }
-
-    /// The room the request table reserves: one request per client, or the estimated peak.
-    fn table_room(&self, plan: &Plan) -> usize {
-        room_for(self.in_flight(plan)).max(self.clients as usize)
-    }
-}
-
-/// One Poisson source: its generators and its budget.
-struct Client {
-    arrivals: SeededRng,
-    server: SeededRng,
-    policies: SeededRng,
-    budget: Rc<dyn Budget>,
-}
-
-/// A request in the table: its engine run and its client.
-struct Request {
-    call: Call,
-    client: u32,
-}
-
-#[derive(Clone, Copy)]
-enum Event {
-    /// Client `c`'s next request arrives.
-    Arrival(u32),
-    /// The request in slot `r` sends its next attempt.
-    Send(u32),
-    /// The answer to the request in slot `r` comes back: success or not.
-    Answer(u32, bool),
-}
-
-/// Sends an attempt of `call` at `now`, if the engine lets it: the time its answer comes back
-/// and whether it succeeded, both drawn from the client's `server` generator.
-pub(super) fn send(
-    call: &mut Call,
-    now: Nanos,
-    rtt: &Delay,
-    failure_rate: f64,
-    server: &mut SeededRng,
-    metrics: &mut Metrics,
-) -> Option<(Nanos, bool)> {
-    call.begin(now, metrics)?;
-    let back = now.saturating_add(rtt.sample(server));
-    let ok = server.next_f64() >= failure_rate;
-    Some((back, ok))
-}
-
-/// The answer an attempt got.
-pub(super) fn result(ok: bool) -> Result<(), Failure> {
-    if ok { Ok(()) } else { Err(Failure::Retryable) }
 }
 
 impl Workload for OpenLoop {
@@ -244,25 +206,12 @@ impl Workload for OpenLoop {
         Ok(())
     }
 
-    /// Each arrival is one event, and each of its attempts (as many as the policy makes at
-    /// the failure rate, `sum_k x^k`) one more, each retry one more again: `2 x attempts`
-    /// per request. A budget only holds retries back. Memory is every client's generators
-    /// and budget, and the requests in flight (arrival rate x how long a request lives).
+    /// The composed model's estimate ([`Composed::estimate`]): each arrival is one event,
+    /// each attempt (as many as the policy makes at the failure rate, `sum_k x^k`) one more,
+    /// each retry one more again; memory is every client's generators and budget, and the
+    /// requests in flight (arrival rate x how long a request lives).
     fn estimate(&self, strategy: &Strategy) -> Estimate {
-        let plan = Plan::new(strategy);
-        let n = self.clients as f64;
-        let requests = n * self.rate * self.duration.as_secs_f64();
-        let attempts = plan.attempts(self.failure_rate);
-        let events = 2.0 * requests * attempts;
-        let in_flight = self.in_flight(&plan);
-        let retries_per_ns = requests * (attempts - 1.0) / ns(self.duration);
-        let window = peak(retries_per_ns * ns(self.window)).min(requests * attempts);
-        let bytes = n * (size_of::<Client>() as f64 + client_budget_bytes(strategy))
-            + Slots::<Request>::bytes(in_flight, self.table_room(&plan) as f64)
-            + (n + in_flight) * EventQueue::<Event>::bytes_per_pending()
-            + grown(window) * Metrics::STORED_RETRY_BYTES as f64
-            + Metrics::fixed_bytes() as f64;
-        Estimate::of(events, bytes)
+        self.composed().estimate(strategy)
     }
 
     fn run_within(
@@ -273,110 +222,6 @@ impl Workload for OpenLoop {
     ) -> Result<ResultRow, SimError> {
         refuse_hedging::<Self>(strategy)?;
         self.validate()?;
-        let mut world = SeededRng::new(seed);
-        let end = nanos(self.duration);
-        let mean_gap = SECOND as f64 / self.rate;
-        let n = self.clients as usize;
-        let mut clients = Vec::with_capacity(n);
-        let mut queue = EventQueue::new();
-        // With no budget, one "no budget" for all: it holds no state.
-        let shared = strategy.shared_unlimited();
-        for c in 0..n {
-            let mut arrivals = world.fork();
-            let server = world.fork();
-            let policies = world.fork();
-            // Drawn whether or not there is a budget, so that the streams stay the same.
-            let budget_rng = world.fork();
-            let budget = match &shared {
-                Some(unlimited) => unlimited.clone(),
-                None => strategy.client_budget(budget_rng),
-            };
-            let first = exponential(&mut arrivals, mean_gap) as Nanos;
-            if first < end {
-                queue.push(first, Event::Arrival(c as u32));
-            }
-            clients.push(Client {
-                arrivals,
-                server,
-                policies,
-                budget,
-            });
-        }
-        let mut metrics = Metrics::new(nanos(self.window));
-        // The request table: slots are reused once a request ends, so it holds at most the
-        // requests in flight at once.
-        let mut table: Slots<Request> = Slots::with_capacity(self.table_room(&Plan::new(strategy)));
-        let mut events = 0u64;
-        while let Some((now, event)) = queue.pop() {
-            events += 1;
-            if events > Self::MAX_EVENTS {
-                return Err(SimError::TooLarge {
-                    what: "events",
-                    limit: Self::MAX_EVENTS.to_string(),
-                });
-            }
-            check_events(events, max_events)?;
-            match event {
-                Event::Arrival(c) => {
-                    let client = &mut clients[c as usize];
-                    let next =
-                        now.saturating_add(exponential(&mut client.arrivals, mean_gap) as Nanos);
-                    if next < end {
-                        queue.push(next, Event::Arrival(c));
-                    }
-                    metrics.first_try();
-                    let mut call = Call::start(
-                        strategy,
-                        client.policies.fork(),
-                        client.budget.clone(),
-                        Settings::new(),
-                        now,
-                    )?;
-                    let Some((back, ok)) = send(
-                        &mut call,
-                        now,
-                        &self.rtt,
-                        self.failure_rate,
-                        &mut client.server,
-                        &mut metrics,
-                    ) else {
-                        continue;
-                    };
-                    let slot = table.insert(Request { call, client: c });
-                    queue.push(back, Event::Answer(slot, ok));
-                }
-                Event::Send(slot) => {
-                    let Some(request) = table.get(slot) else {
-                        continue;
-                    };
-                    let server = &mut clients[request.client as usize].server;
-                    match send(
-                        &mut request.call,
-                        now,
-                        &self.rtt,
-                        self.failure_rate,
-                        server,
-                        &mut metrics,
-                    ) {
-                        Some((back, ok)) => queue.push(back, Event::Answer(slot, ok)),
-                        None => table.remove(slot),
-                    }
-                }
-                Event::Answer(slot, ok) => {
-                    let Some(request) = table.get(slot) else {
-                        continue;
-                    };
-                    match request.call.end(now, result(ok), &mut metrics) {
-                        Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
-                        Next::Done => table.remove(slot),
-                    }
-                }
-            }
-        }
-        metrics.events = events;
-        Ok(metrics.row(
-            strategy.policy.name(),
-            strategy.budget.map(|b| b.to_string()),
-        ))
+        self.composed().run_within(strategy, seed, max_events)
     }
 }

@@ -17,23 +17,19 @@
 //! outage into throttling: every answer while down carries that `Retry-After`, a floor the
 //! engine never undercuts, so `constant` at its defaults waits 7 x the floor rather than
 //! 700 ms (with 2 s, about 14/30 of the requests that met the outage succeed, against 2 %).
+//!
+//! It runs on the composed model ([`Composed`]): one open source, a one-way network, an outage
+//! window, the deadline ([`Outage::composed`]).
 
 use std::time::Duration;
 
-use stagger_core::engine::Settings;
-use stagger_core::{Failure, SeededRng};
-
-use super::call::{Call, Next};
-use super::slots::Slots;
-use super::{Overrides, Workload, WorkloadKind, check_events, check_window, refuse_hedging};
-use crate::dist::{Delay, exponential};
+use super::{Overrides, Workload, WorkloadKind, check_window, refuse_hedging};
+use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network, Window};
+use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
-use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos, nanos};
+use crate::estimate::Estimate;
+use crate::metrics::ResultRow;
 use crate::strategy::Strategy;
-
-const SECOND: Nanos = 1_000_000_000;
 
 /// The outage's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,17 +68,6 @@ impl Default for Outage {
             retry_after: None,
         }
     }
-}
-
-enum Event {
-    /// The next request arrives.
-    Arrival,
-    /// The request in slot `r` sends an attempt.
-    Send(u32),
-    /// The attempt of the request in slot `r` reaches the dependency.
-    Arrive(u32),
-    /// The answer reaches the request in slot `r`: success or not.
-    Answer(u32, bool),
 }
 
 impl Outage {
@@ -147,32 +132,14 @@ impl Workload for Outage {
         Ok(())
     }
 
-    /// Requests before and after the outage make one attempt; one that meets it makes the
-    /// attempts its policy sends before the outage ends (with the `Retry-After` floor and
-    /// within the deadline), and one more after, if it has one left. Each attempt is three
-    /// events (sent, reaching the dependency, answered), each arrival one. The requests in
-    /// flight at the peak, at the end of the outage, are those that met it within a
-    /// request's lifetime of its end.
+    /// The composed model's estimate ([`Composed::estimate`]): requests before and after
+    /// the outage make one attempt; one that meets it makes the attempts its policy sends
+    /// before the outage ends (with the `Retry-After` floor and within the deadline), and one
+    /// more after, if it has one left. Each attempt is three events (sent, reaching the
+    /// dependency, answered). The requests in flight at the peak, at the end of the outage,
+    /// are those that met it within a request's lifetime of its end.
     fn estimate(&self, strategy: &Strategy) -> Estimate {
-        let plan = self.plan(strategy);
-        let rtt = 2.0 * self.network.mean();
-        let duration = ns(self.duration);
-        let down = ns(self.down_for).min(duration);
-        let per_ns = self.rate / 1e9;
-        let requests = self.rate * self.duration.as_secs_f64();
-        let met = plan.outage_attempts(rtt, down) * per_ns;
-        let attempts = requests - down * per_ns + met;
-        let events = requests + 1.0 + 3.0 * attempts;
-
-        let in_flight = self.in_flight(&plan);
-        let retries_per_ns = (met - down * per_ns).max(0.0) / down.max(1.0);
-        let window = peak(retries_per_ns * ns(self.window));
-        let bytes = Slots::<Request>::bytes(in_flight, room_for(in_flight) as f64)
-            + in_flight * EventQueue::<Event>::bytes_per_pending()
-            + grown(window.min(attempts)) * Metrics::STORED_RETRY_BYTES as f64
-            + strategy.budget_bytes() as f64
-            + Metrics::fixed_bytes() as f64;
-        Estimate::of(events, bytes)
+        self.composed().estimate(strategy)
     }
 
     fn run_within(
@@ -183,151 +150,34 @@ impl Workload for Outage {
     ) -> Result<ResultRow, SimError> {
         refuse_hedging::<Self>(strategy)?;
         self.validate()?;
-        let mut world = SeededRng::new(seed);
-        let mut arrivals = world.fork();
-        let mut net = world.fork();
-        let budget = strategy.client_budget(world.fork());
-        let (down, up, end) = (
-            nanos(self.down_at),
-            nanos(self.down_at + self.down_for),
-            nanos(self.duration),
-        );
-        let mean_gap = SECOND as f64 / self.rate;
-        let options = match self.timeout {
-            Some(timeout) => Settings::new().with_timeout(timeout),
-            None => Settings::new(),
-        };
-        let refusal = self
-            .retry_after
-            .map_or(Failure::Retryable, Failure::RetryAfter);
-        let mut metrics = Metrics::new(nanos(self.window));
-        // The requests in flight; a slot is reused once its request is over, so memory follows
-        // the requests in flight rather than all requests.
-        let mut requests: Slots<Request> =
-            Slots::with_capacity(room_for(self.in_flight(&self.plan(strategy))));
-        let (mut met_outage, mut met_succeeded, mut recovery_load) = (0u64, 0u64, 0u64);
-        let mut queue = EventQueue::new();
-        queue.push(
-            exponential(&mut arrivals, mean_gap) as Nanos,
-            Event::Arrival,
-        );
-        while let Some((now, event)) = queue.pop() {
-            metrics.events += 1;
-            check_events(metrics.events, max_events)?;
-            match event {
-                Event::Arrival => {
-                    if now >= end {
-                        continue;
-                    }
-                    let call = Call::start(strategy, world.fork(), budget.clone(), options, now)?;
-                    let r = requests.insert(Request { call, met: false });
-                    metrics.first_try();
-                    queue.push(now, Event::Send(r));
-                    queue.push(
-                        now + exponential(&mut arrivals, mean_gap) as Nanos,
-                        Event::Arrival,
-                    );
-                }
-                Event::Send(r) => {
-                    let Some(request) = requests.get(r) else {
-                        continue;
-                    };
-                    if request.call.begin(now, &mut metrics).is_some() {
-                        queue.push(now + self.network.sample(&mut net), Event::Arrive(r));
-                    } else {
-                        requests.remove(r);
-                    }
-                }
-                Event::Arrive(r) => {
-                    let is_down = (down..up).contains(&now);
-                    if (up..up + SECOND).contains(&now) {
-                        recovery_load += 1;
-                    }
-                    let Some(request) = requests.get(r) else {
-                        continue;
-                    };
-                    if is_down && !request.met && calls_first(&request.call) {
-                        request.met = true;
-                        met_outage += 1;
-                    }
-                    queue.push(
-                        now + self.network.sample(&mut net),
-                        Event::Answer(r, !is_down),
-                    );
-                }
-                Event::Answer(r, ok) => {
-                    let result = if ok { Ok(()) } else { Err(refusal) };
-                    let before = metrics.successes;
-                    let Some(request) = requests.get(r) else {
-                        continue;
-                    };
-                    match request.call.end(now, result, &mut metrics) {
-                        Next::RetryAt(at) => queue.push(at, Event::Send(r)),
-                        Next::Done => {
-                            if request.met && metrics.successes > before {
-                                met_succeeded += 1;
-                            }
-                            requests.remove(r);
-                        }
-                    }
-                }
-            }
-        }
-        let mut row = metrics.row(
-            strategy.policy.name(),
-            strategy.budget.map(|b| b.to_string()),
-        );
-        row.success_rate = if met_outage == 0 {
-            0.0
-        } else {
-            met_succeeded as f64 / met_outage as f64
-        };
-        row.met_outage = Some(met_outage);
-        row.recovery_load = Some(recovery_load);
-        Ok(row)
+        self.composed().run_within(strategy, seed, max_events)
     }
 }
 
 impl Outage {
-    /// The requests in flight at the peak, at the end of the outage: every attempt fails
-    /// while it lasts, so a request lives until its last attempt is answered, or the outage
-    /// ends.
-    fn in_flight(&self, plan: &Plan) -> f64 {
-        let rtt = 2.0 * self.network.mean();
-        let down = ns(self.down_for).min(ns(self.duration));
-        let (_, last) = plan.attempts_within(rtt, f64::INFINITY);
-        let lifetime = (last + rtt).min(down + rtt);
-        peak(self.rate / 1e9 * lifetime.max(rtt))
-    }
-
-    /// The plan of `strategy` as this outage runs it: delays no shorter than the
-    /// `Retry-After`, none at all if the engine refuses to wait that long, and no attempt sent
-    /// past the deadline.
-    fn plan(&self, strategy: &Strategy) -> Plan {
-        let rtt = 2.0 * self.network.mean();
-        let mut plan = Plan::new(strategy);
-        if let Some(wait) = self.retry_after {
-            plan = if wait > Settings::new().max_server_wait() {
-                plan.at_most(1)
-            } else {
-                plan.with_floor(ns(wait))
-            };
+    /// This workload as the composed model runs it: one open source, a one-way network, a
+    /// dependency that is down for the window (throttling with the `Retry-After`, if set),
+    /// the deadline.
+    #[must_use]
+    pub fn composed(&self) -> Composed {
+        Composed {
+            clients: Clients::Open {
+                sources: 1,
+                rate: self.rate,
+            },
+            duration: self.duration,
+            network: Network::OneWay(self.network),
+            dependency: Dependency {
+                failure_rate: 0.0,
+                outage: Some(Window {
+                    at: self.down_at,
+                    lasts: self.down_for,
+                    retry_after: self.retry_after,
+                }),
+            },
+            deadline: self.timeout,
+            budget_scope: BudgetScope::PerSource,
+            window: self.window,
         }
-        if let Some(timeout) = self.timeout {
-            let (within, _) = plan.attempts_within(rtt, ns(timeout));
-            plan = plan.at_most(count(within));
-        }
-        plan
     }
-}
-
-/// A request in flight: its engine run, and whether its first attempt met the outage.
-struct Request {
-    call: Call,
-    met: bool,
-}
-
-/// Whether the call is on its first attempt.
-fn calls_first(call: &Call) -> bool {
-    call.attempts() == 1
 }
