@@ -669,7 +669,9 @@ impl Scenario {
                 if d.failure_rate.is_some() || d.outage.is_some() =>
             {
                 let m = "composed";
-                refuse_settings(m, true, false)?;
+                // The dispersal above the outage's Retry-After applies; a gate does not yet.
+                refuse_settings(m, true, true)?;
+                unused(&outer.gate, "retry[0].gate", m)?;
                 let (sources, rate) = source_rate()?;
                 let clients = match c.kind {
                     ClientKind::Serial => compose::Clients::Serial {
@@ -728,6 +730,7 @@ impl Scenario {
                     },
                     deadline: settings.timeout(),
                     budget_scope,
+                    dispersal: settings.dispersal(),
                     window: OpenLoop::default().window,
                 })
             }

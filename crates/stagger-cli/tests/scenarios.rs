@@ -198,6 +198,28 @@ fn an_outages_deadline_and_retry_after_in_a_file_give_the_workloads_rows() {
         "{got} {plain}"
     );
 
+    // The dispersal above the wait is the outer layer's: the floor alone waits less.
+    let floor = files.write(
+        "floor.toml",
+        &format!(
+            "{}server_wait_dispersal = \"floor\"\n",
+            std::fs::read_to_string(&throttled).unwrap()
+        ),
+    );
+    let (_, at_floor) = row(&floor);
+    let want = workload_row(&[
+        "--workload",
+        "outage",
+        "--policy",
+        "exponential",
+        "--retry-after",
+        "2s",
+        "--dispersal",
+        "floor",
+    ]);
+    assert_eq!(at_floor, want);
+    assert_ne!(at_floor, got);
+
     let deadline = files.write("deadline.toml", &format!("{outage}timeout = \"5s\"\n"));
     let (_, got) = row(&deadline);
     let want = workload_row(&[

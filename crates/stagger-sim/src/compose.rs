@@ -41,7 +41,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::Settings;
+use stagger_core::engine::{Dispersal, Settings};
 use stagger_core::{Failure, Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
@@ -174,6 +174,10 @@ pub struct Composed {
     pub deadline: Option<Duration>,
     /// Who holds the strategy's budget.
     pub budget_scope: BudgetScope,
+    /// What a request adds above a server's wait (the outage's `Retry-After`). A request that
+    /// meets a wait and needs a draw for it forks its generator then, from its source's
+    /// policy generator, as the executors give one only to the runs that need it.
+    pub dispersal: Dispersal,
     /// The window of the peak retry share.
     pub window: Duration,
 }
@@ -561,7 +565,8 @@ impl<'a> Loop<'a> {
         let settings = match model.deadline {
             Some(timeout) => Settings::new().with_timeout(timeout),
             None => Settings::new(),
-        };
+        }
+        .with_dispersal(model.dispersal);
         let room = match model.clients {
             Clients::Open { .. } => room_for(model.in_flight(&model.plan(strategy))).max(n),
             Clients::Serial { .. } => n,
@@ -764,6 +769,12 @@ impl<'a> Loop<'a> {
         let Some(request) = self.requests.get(slot) else {
             return;
         };
+        if let Err(failure) = &result
+            && request.call.wants_spread(failure)
+        {
+            let rng = self.sources[request.source as usize].policies.fork();
+            request.call.give_spread(rng);
+        }
         match request.call.end(now, result, &mut self.metrics) {
             Next::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
             Next::Done => {

@@ -129,25 +129,31 @@ fn impossible_simulations_are_refused_by_name() {
 
 #[test]
 fn a_retry_after_floor_stretches_patience_and_no_retry_comes_sooner() {
-    // Constant makes 7 retries. Under a 2 s Retry-After each waits 2 s instead of 100 ms, so a
-    // request survives an outage it met in its last 14 s: about 14/30 of those that met it.
-    let throttled = Overrides {
-        retry_after: Some(std::time::Duration::from_secs(2)),
-        ..Overrides::default()
-    };
+    use stagger_core::engine::Dispersal;
+    // Constant makes 7 retries. Under a 2 s Retry-After with the floor alone, each waits 2 s
+    // instead of 100 ms, so a request survives an outage it met in its last 14 s: about 14/30
+    // of those that met it. Under the default dispersal each wait is drawn from 2 s to 4 s,
+    // 3 s on average: about 21/30.
     let strategy = Strategy::policy(AnyConfig::from(PolicyKind::Constant));
-    let row = WorkloadKind::Outage.run(&throttled, &strategy, 1).unwrap();
     let plain = run(WorkloadKind::Outage, PolicyKind::Constant, 1);
-    let expected = 7.0 * 2.0 / 30.0;
-    assert!(
-        (row.success_rate - expected).abs() < 0.03,
-        "{} vs {expected}",
-        row.success_rate
-    );
-    assert!(row.success_rate > 2.0 * plain.success_rate);
-    // A successful request that retried waited at least 2 s per retry: the slowest took at
-    // least 7 x 2 s.
-    assert!(row.p99_ms.unwrap() >= 7.0 * 2_000.0, "{:?}", row.p99_ms);
+    for (dispersal, mean_wait) in [(Dispersal::Floor, 2.0), (Dispersal::UniformAsked, 3.0)] {
+        let throttled = Overrides {
+            retry_after: Some(std::time::Duration::from_secs(2)),
+            dispersal: Some(dispersal),
+            ..Overrides::default()
+        };
+        let row = WorkloadKind::Outage.run(&throttled, &strategy, 1).unwrap();
+        let expected = 7.0 * mean_wait / 30.0;
+        assert!(
+            (row.success_rate - expected).abs() < 0.03,
+            "{dispersal:?}: {} vs {expected}",
+            row.success_rate
+        );
+        assert!(row.success_rate > 2.0 * plain.success_rate);
+        // A successful request that retried waited at least 2 s per retry: the slowest took
+        // at least 7 x 2 s.
+        assert!(row.p99_ms.unwrap() >= 7.0 * 2_000.0, "{:?}", row.p99_ms);
+    }
 }
 
 #[test]

@@ -97,7 +97,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FORM", value_parser = retry_after_form)]
     retry_after_form: Option<RetryAfterForm>,
     /// What a client adds above a server's wait: floor, policy-above or uniform-asked
-    /// (throttle; default uniform-asked).
+    /// (throttle and outage; default uniform-asked).
     #[arg(long, value_name = "RULE", value_parser = dispersal)]
     dispersal: Option<Dispersal>,
     /// The clients share one gate for the destination: once one is throttled, every call

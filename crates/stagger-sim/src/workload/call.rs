@@ -71,6 +71,19 @@ impl Call {
         self
     }
 
+    /// Whether the request would draw the spread above a server's wait after `failure` from a
+    /// generator it does not have yet ([`Run::wants_rng`]): a driver then gives it one with
+    /// [`Call::give_spread`], as the executors do, so that only requests that meet a wait cost
+    /// a generator.
+    pub(crate) fn wants_spread(&self, failure: &Failure) -> bool {
+        self.run.wants_rng(failure)
+    }
+
+    /// Gives the request its generator for the spread above a server's wait.
+    pub(crate) fn give_spread(&mut self, rng: SeededRng) {
+        self.run.set_rng(rng);
+    }
+
     /// Attempts begun so far.
     pub(crate) fn attempts(&self) -> u32 {
         self.run.attempts()

@@ -32,6 +32,7 @@ use std::time::Duration;
 
 use stagger_core::AnyConfig;
 use stagger_core::budget::BudgetKind;
+use stagger_core::engine::Dispersal;
 use stagger_core::policy::{Immediate, NoRetry};
 
 use super::{
@@ -167,6 +168,7 @@ impl OpenLoop {
             },
             deadline: None,
             budget_scope: BudgetScope::PerSource,
+            dispersal: Dispersal::default(),
             window: self.window,
         }
     }

@@ -15,13 +15,17 @@
 //! deadline from its first attempt: a request whose next wait would cross it gives up (reason
 //! `wait-exceeds-deadline`, or `deadline` if it is already past). `retry_after` turns the
 //! outage into throttling: every answer while down carries that `Retry-After`, a floor the
-//! engine never undercuts, so `constant` at its defaults waits 7 x the floor rather than
-//! 700 ms (with 2 s, about 14/30 of the requests that met the outage succeed, against 2 %).
+//! engine never undercuts, and `dispersal` says what a request adds above it. Under
+//! `floor`, `constant` at its defaults waits 7 x the floor rather than 700 ms (with 2 s,
+//! about 14/30 of the requests that met the outage succeed, against 2 %); under the default
+//! `uniform-asked`, each wait is drawn from 2 to 4 s, 3 s on average, and about 21/30 do.
 //!
 //! It runs on the composed model ([`Composed`]): one open source, a one-way network, an outage
 //! window, the deadline ([`Outage::composed`]).
 
 use std::time::Duration;
+
+use stagger_core::engine::Dispersal;
 
 use super::{Overrides, Workload, WorkloadKind, check_window, refuse_hedging};
 use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network, Window};
@@ -53,6 +57,10 @@ pub struct Outage {
     /// is a 503 with this `Retry-After`, which the engine treats as a floor under the
     /// policy's next delay. `None` for plain retryable failures.
     pub retry_after: Option<Duration>,
+    /// What a request adds above the `Retry-After` (default [`Dispersal::default`]); a request
+    /// gets its generator for the spread when it first meets the wait, as the executors give
+    /// one.
+    pub dispersal: Dispersal,
 }
 
 impl Default for Outage {
@@ -66,6 +74,7 @@ impl Default for Outage {
             window: Duration::from_millis(10),
             timeout: None,
             retry_after: None,
+            dispersal: Dispersal::default(),
         }
     }
 }
@@ -78,8 +87,14 @@ impl Outage {
 impl Workload for Outage {
     const KIND: WorkloadKind = WorkloadKind::Outage;
 
-    const ACCEPTS: &'static [&'static str] =
-        &["rate", "duration", "window", "timeout", "retry_after"];
+    const ACCEPTS: &'static [&'static str] = &[
+        "rate",
+        "duration",
+        "window",
+        "timeout",
+        "retry_after",
+        "dispersal",
+    ];
 
     fn set(&mut self, o: &Overrides) {
         self.rate = o.rate.unwrap_or(self.rate);
@@ -87,6 +102,7 @@ impl Workload for Outage {
         self.window = o.window.unwrap_or(self.window);
         self.timeout = o.timeout.or(self.timeout);
         self.retry_after = o.retry_after.or(self.retry_after);
+        self.dispersal = o.dispersal.unwrap_or(self.dispersal);
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -177,6 +193,7 @@ impl Outage {
             },
             deadline: self.timeout,
             budget_scope: BudgetScope::PerSource,
+            dispersal: self.dispersal,
             window: self.window,
         }
     }

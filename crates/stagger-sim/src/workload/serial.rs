@@ -28,6 +28,7 @@
 use std::time::Duration;
 
 use stagger_core::AnyConfig;
+use stagger_core::engine::Dispersal;
 use stagger_core::policy::{Exponential, Immediate};
 
 use super::{Overrides, Workload, WorkloadKind, check_clients, refuse_hedging};
@@ -114,6 +115,7 @@ impl Serial {
             },
             deadline: None,
             budget_scope: BudgetScope::PerSource,
+            dispersal: Dispersal::default(),
             window: self.window,
         }
     }
