@@ -21,15 +21,15 @@ use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::partition::{BudgetPartition, Partition};
 use stagger_sim::workload::spike::{Ramp, Server, Spike};
 use stagger_sim::workload::tail::Tail;
-use stagger_sim::workload::throttle::Throttle;
+use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
-pub(crate) const MODELS: &str = "clients kind = \"open\" or \"serial\" with dependency \
-    failure_rate, outage or both (composed), kind = \"fixed\" with always_fails (herd), with occ \
-    (contention), or with rate_limit (throttle), kind = \"open\" with a spike or a ramp and \
-    dependency service (spike, ramp), kind = \"open\" with replicas (tail), or with two_hosts \
-    (partition)";
+pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
+    dependency failure_rate, outage, rate_limit or concurrency_limit, in any mix (composed), \
+    kind = \"fixed\" with always_fails (herd) or with occ (contention), kind = \"open\" with a \
+    spike or a ramp and dependency service (spike, ramp), kind = \"open\" with replicas \
+    (tail), or with two_hosts (partition)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -73,6 +73,7 @@ struct Clients {
 enum Scope {
     PerSource,
     Shared,
+    PerRequest,
 }
 
 #[derive(Debug, Deserialize)]
@@ -126,6 +127,8 @@ struct Dependency {
     occ: Option<Occ>,
     /// A rate limiter in front of the dependency, answering 429 with `Retry-After`.
     rate_limit: Option<RateLimit>,
+    /// A concurrency limiter in front of the dependency, answering 503 with `Retry-After`.
+    concurrency_limit: Option<ConcurrencyLimit>,
     /// A server whose service time grows with the attempts in progress.
     service: Option<Service>,
     /// A pool of replicas that pause now and then.
@@ -187,6 +190,23 @@ struct RateLimit {
     rate: f64,
     burst: Option<u32>,
     retry_after: String,
+    /// How a refusal states its wait: `fixed` (the default), `exact`, `fixed-rounded` or
+    /// `exact-rounded`.
+    form: Option<String>,
+}
+
+/// A concurrency limiter in front of the dependency, answering 503 with `Retry-After`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConcurrencyLimit {
+    /// The most attempts in service at once.
+    limit: u32,
+    /// How long each is served.
+    service: String,
+    retry_after: String,
+    /// How a refusal states its wait: `fixed` (the default), `exact`, `fixed-rounded` or
+    /// `exact-rounded`.
+    form: Option<String>,
 }
 
 /// A scenario ready to run: the model, the strategy and the seed.
@@ -202,7 +222,6 @@ pub(crate) enum Model {
     Composed(Composed),
     Herd(Herd),
     Contention(Contention),
-    Throttle(Throttle),
     Spike(Spike),
     Ramp(Ramp),
     Tail(Tail),
@@ -218,11 +237,14 @@ impl Model {
                 ARRIVALS[0],
                 ARRIVALS[1],
                 ARRIVALS[2],
+                "clients.count",
                 "clients.budget_scope",
                 "dependency.rtt",
                 "dependency.network",
                 "dependency.failure_rate",
                 "dependency.outage",
+                "dependency.rate_limit",
+                "dependency.concurrency_limit",
             ],
             Self::Herd(_) => &[
                 "clients.count",
@@ -230,7 +252,6 @@ impl Model {
                 "dependency.always_fails",
             ],
             Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
-            Self::Throttle(_) => &["clients.count", "dependency.rate_limit"],
             Self::Spike(_) => &[
                 ARRIVALS[0],
                 ARRIVALS[1],
@@ -271,7 +292,6 @@ impl Model {
             Self::Composed(_) => "composed",
             Self::Herd(_) => "herd",
             Self::Contention(_) => "contention",
-            Self::Throttle(_) => "throttle",
             Self::Spike(_) => "spike",
             Self::Ramp(_) => "ramp",
             Self::Tail(_) => "tail",
@@ -287,7 +307,6 @@ impl Model {
             }
             Self::Herd(w) => checked(w, s),
             Self::Contention(w) => checked(w, s),
-            Self::Throttle(w) => checked(w, s),
             Self::Spike(w) => checked(w, s),
             Self::Ramp(w) => checked(w, s),
             Self::Tail(w) => checked(w, s),
@@ -305,7 +324,6 @@ impl Model {
             Self::Composed(w) => w.run_within(s, seed, max_events),
             Self::Herd(w) => w.run_within(s, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
-            Self::Throttle(w) => w.run_within(s, seed, max_events),
             Self::Spike(w) => w.run_within(s, seed, max_events),
             Self::Ramp(w) => w.run_within(s, seed, max_events),
             Self::Tail(w) => w.run_within(s, seed, max_events),
@@ -344,6 +362,13 @@ pub(crate) fn with_budget(
 
 fn duration(field: &str, text: &str) -> Result<Duration, String> {
     stagger_core::duration::parse(text).map_err(|e| format!("{field}: {e}"))
+}
+
+/// A limiter's `form`, by name, or the default.
+fn form(field: &str, text: Option<&str>) -> Result<RetryAfterForm, String> {
+    text.map_or(Ok(RetryAfterForm::default()), |t| {
+        t.parse().map_err(|e| format!("{field}: {e}"))
+    })
 }
 
 fn nanos(field: &str, text: &str) -> Result<u64, String> {
@@ -665,20 +690,56 @@ impl Scenario {
                     }
                 }
             }
-            ClientKind::Open | ClientKind::Serial
-                if d.failure_rate.is_some() || d.outage.is_some() =>
+            ClientKind::Open | ClientKind::Serial | ClientKind::Fixed
+                if d.failure_rate.is_some()
+                    || d.outage.is_some()
+                    || d.rate_limit.is_some()
+                    || d.concurrency_limit.is_some() =>
             {
                 let m = "composed";
-                // The dispersal above the outage's Retry-After applies; a gate does not yet.
+                // The dispersal above a wait and the gate apply.
                 refuse_settings(m, true, true)?;
-                unused(&outer.gate, "retry[0].gate", m)?;
-                let (sources, rate) = source_rate()?;
                 let clients = match c.kind {
-                    ClientKind::Serial => compose::Clients::Serial {
-                        clients: sources,
-                        rate,
-                    },
-                    _ => compose::Clients::Open { sources, rate },
+                    ClientKind::Fixed => {
+                        unused(
+                            &c.sources,
+                            "clients.sources (fixed clients have a count)",
+                            m,
+                        )?;
+                        unused(
+                            &c.rate_per_source,
+                            "clients.rate_per_source (fixed clients call once, at time zero)",
+                            m,
+                        )?;
+                        if d.outage.is_none() {
+                            unused(
+                                &self.duration,
+                                "duration (fixed clients call once, at time zero)",
+                                m,
+                            )?;
+                        }
+                        compose::Clients::Fixed {
+                            count: c
+                                .count
+                                .ok_or("clients.count is required for fixed clients")?,
+                        }
+                    }
+                    kind => {
+                        unused(
+                            &c.count,
+                            "clients.count (open and serial clients have sources)",
+                            m,
+                        )?;
+                        let (sources, rate) = source_rate()?;
+                        if kind == ClientKind::Serial {
+                            compose::Clients::Serial {
+                                clients: sources,
+                                rate,
+                            }
+                        } else {
+                            compose::Clients::Open { sources, rate }
+                        }
+                    }
                 };
                 let outage = d
                     .outage
@@ -695,9 +756,42 @@ impl Scenario {
                         })
                     })
                     .transpose()?;
+                let limiter = match (&d.rate_limit, &d.concurrency_limit) {
+                    (Some(_), Some(_)) => {
+                        return Err(
+                            "dependency: rate_limit or concurrency_limit, not both".to_owned()
+                        );
+                    }
+                    (Some(limit), None) => Some(compose::Limiter {
+                        kind: compose::LimiterKind::Rate {
+                            rate: limit.rate,
+                            burst: limit.burst.unwrap_or(1),
+                        },
+                        retry_after: duration(
+                            "dependency.rate_limit.retry_after",
+                            &limit.retry_after,
+                        )?,
+                        form: form("dependency.rate_limit.form", limit.form.as_deref())?,
+                    }),
+                    (None, Some(limit)) => Some(compose::Limiter {
+                        kind: compose::LimiterKind::Concurrency {
+                            limit: limit.limit,
+                            service: duration(
+                                "dependency.concurrency_limit.service",
+                                &limit.service,
+                            )?,
+                        },
+                        retry_after: duration(
+                            "dependency.concurrency_limit.retry_after",
+                            &limit.retry_after,
+                        )?,
+                        form: form("dependency.concurrency_limit.form", limit.form.as_deref())?,
+                    }),
+                    (None, None) => None,
+                };
                 // The round trip drawn whole, or a one-way delay drawn each way. With neither,
-                // an outage alone keeps the outage workload's 1 ms each way, and anything else
-                // Brooker's Exp(mean 10 ms) round trip.
+                // a dependency with no failure rate keeps the outage's and the throttle's 1 ms
+                // each way, and one with a failure rate Brooker's Exp(mean 10 ms) round trip.
                 let network = match (&d.rtt, network) {
                     (Some(_), Some(_)) => {
                         return Err("dependency: rtt (a round trip) or network (one way), \
@@ -719,6 +813,7 @@ impl Scenario {
                 let budget_scope = match c.budget_scope {
                     None | Some(Scope::PerSource) => BudgetScope::PerSource,
                     Some(Scope::Shared) => BudgetScope::Shared,
+                    Some(Scope::PerRequest) => BudgetScope::PerRequest,
                 };
                 Model::Composed(Composed {
                     clients,
@@ -727,10 +822,12 @@ impl Scenario {
                     dependency: compose::Dependency {
                         failure_rate: d.failure_rate.unwrap_or_default(),
                         outage,
+                        limiter,
                     },
                     deadline: settings.timeout(),
                     budget_scope,
                     dispersal: settings.dispersal(),
+                    gate: outer.gate.is_some(),
                     window: OpenLoop::default().window,
                 })
             }
@@ -760,28 +857,6 @@ impl Scenario {
                     w.network = n;
                 }
                 Model::Contention(w)
-            }
-            ClientKind::Fixed if d.rate_limit.is_some() => {
-                let m = "throttle";
-                refuse_settings(m, true, true)?;
-                let limit = d.rate_limit.as_ref().ok_or("dependency.rate_limit")?;
-                let mut w = Throttle {
-                    limit_rate: limit.rate,
-                    retry_after: duration("dependency.rate_limit.retry_after", &limit.retry_after)?,
-                    dispersal: settings.dispersal(),
-                    gate: outer.gate.is_some(),
-                    ..Throttle::default()
-                };
-                if let Some(b) = limit.burst {
-                    w.limit_burst = b;
-                }
-                if let Some(n) = c.count {
-                    w.clients = n;
-                }
-                if let Some(t) = settings.timeout() {
-                    w.timeout = t;
-                }
-                Model::Throttle(w)
             }
             _ => {
                 return Err(format!(
@@ -825,6 +900,10 @@ impl Scenario {
             (d.always_fails.is_some(), "dependency.always_fails"),
             (d.occ.is_some(), "dependency.occ"),
             (d.rate_limit.is_some(), "dependency.rate_limit"),
+            (
+                d.concurrency_limit.is_some(),
+                "dependency.concurrency_limit",
+            ),
             (d.service.is_some(), "dependency.service"),
             (d.replicas.is_some(), "dependency.replicas"),
             (d.two_hosts.is_some(), "dependency.two_hosts"),

@@ -124,7 +124,7 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         ),
         (
             "throttle.toml",
-            "throttle",
+            "composed",
             throttle::Throttle::default()
                 .run(&throttle::trial_strategy(), 1)
                 .unwrap(),
@@ -234,6 +234,50 @@ fn an_outages_deadline_and_retry_after_in_a_file_give_the_workloads_rows() {
 }
 
 #[test]
+fn the_storms_limiter_and_gate_in_a_file_give_the_workloads_rows() {
+    let files = Files::new("storm-settings");
+    let storm = std::fs::read_to_string(scenario("throttle.toml")).unwrap();
+    let flags = [
+        "--workload",
+        "throttle",
+        "--policy",
+        "exponential-full-jitter",
+        "--base",
+        "100ms",
+        "--cap",
+        "2s",
+        "--max-attempts",
+        "4",
+    ];
+    let with = |more: &[&'static str]| {
+        let mut all = flags.to_vec();
+        all.extend_from_slice(more);
+        workload_row(&all)
+    };
+    let gated = files.write("gated.toml", &format!("{storm}gate = 16\n"));
+    assert_eq!(row(&gated).1, with(&["--gate"]));
+    let busy = files.write(
+        "busy.toml",
+        &storm.replace(
+            "rate_limit = { rate = 5.0, burst = 1, retry_after = \"1s\" }",
+            "concurrency_limit = { limit = 4, service = \"100ms\", retry_after = \"1s\" }",
+        ),
+    );
+    assert_eq!(row(&busy).1, with(&["--limit-concurrency", "4"]));
+    let exact = files.write(
+        "exact.toml",
+        &storm.replace(
+            "retry_after = \"1s\" }",
+            "retry_after = \"1s\", form = \"exact-rounded\" }",
+        ),
+    );
+    assert_eq!(
+        row(&exact).1,
+        with(&["--retry-after-form", "exact-rounded"])
+    );
+}
+
+#[test]
 fn parts_combine_across_the_canonical_workloads() {
     let files = Files::new("combined");
     let outage = std::fs::read_to_string(scenario("outage.toml")).unwrap();
@@ -272,6 +316,41 @@ fn parts_combine_across_the_canonical_workloads() {
         "{row_serial}"
     );
     assert!(load(&row_serial) > 1.0, "{row_serial}");
+
+    // Open sources with a failure rate behind a rate limiter: refused attempts, and not one
+    // retry reaches the limiter before the time it gave.
+    let w2 = std::fs::read_to_string(scenario("open-loop.toml")).unwrap();
+    let limited = files.write(
+        "limited.toml",
+        &w2.replace(
+            "failure_rate = 0.5",
+            "failure_rate = 0.5\nrate_limit = { rate = 500.0, burst = 50, retry_after = \"1s\" }",
+        )
+        .replace("max_attempts = 4", "max_attempts = 4\ntimeout = \"5s\""),
+    );
+    let (_, behind) = row(&limited);
+    assert!(
+        behind["rejected_per_success"].as_f64().unwrap() > 0.1,
+        "{behind}"
+    );
+    assert_eq!(behind["early_retries"].as_u64(), Some(0), "{behind}");
+    let (_, open) = row(&scenario("open-loop.toml"));
+    assert!(
+        behind["success_rate"].as_f64() < open["success_rate"].as_f64(),
+        "{behind} {open}"
+    );
+
+    // A fixed fleet through an outage: every client met it, and only the ones whose policy
+    // outlasts it succeed.
+    let fleet = files.write(
+        "fleet.toml",
+        "duration = \"60s\"\n[clients]\nkind = \"fixed\"\ncount = 200\n\
+         [dependency]\noutage = { at = \"0s\", for = \"5s\" }\n\
+         [[retry]]\npolicy = \"exponential\"\nmax_attempts = 20\n",
+    );
+    let (_, fleet) = row(&fleet);
+    assert_eq!(fleet["met_outage"].as_u64(), Some(200), "{fleet}");
+    assert_eq!(fleet["success_rate"].as_f64(), Some(1.0), "{fleet}");
 
     // A budget per source against one shared by all ten: the shared bucket drains once, so it
     // lets fewer retries through the outage.
@@ -378,12 +457,26 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
             "does not apply to the",
         ),
         (
-            "limiter.toml",
+            "limiters.toml",
             base.replace(
                 "failure_rate = 0.5",
-                "failure_rate = 0.5\nrate_limit = { rate = 5.0, retry_after = \"1s\" }",
+                "failure_rate = 0.5\nrate_limit = { rate = 5.0, retry_after = \"1s\" }\n\
+                 concurrency_limit = { limit = 2, service = \"1ms\", retry_after = \"1s\" }",
             ),
-            "dependency.rate_limit does not apply to the composed model",
+            "rate_limit or concurrency_limit, not both",
+        ),
+        (
+            "form.toml",
+            base.replace(
+                "failure_rate = 0.5",
+                "rate_limit = { rate = 5.0, retry_after = \"1s\", form = \"roughly\" }",
+            ),
+            "dependency.rate_limit.form",
+        ),
+        (
+            "count.toml",
+            base.replace("sources = 100", "sources = 100\ncount = 5"),
+            "clients.count (open and serial clients have sources)",
         ),
         (
             "inner.toml",
@@ -423,7 +516,9 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
     let out = stagger(&["simulate", "--scenario", &timed]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("duration does not apply to the throttle"),
+        String::from_utf8_lossy(&out.stderr).contains(
+            "duration (fixed clients call once, at time zero) does not apply to the composed model"
+        ),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

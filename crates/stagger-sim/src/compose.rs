@@ -3,45 +3,59 @@
 //! A [`Composed`] run puts together three parts, each chosen on its own:
 //!
 //! - **clients** ([`Clients`]): *open* sources, each a Poisson process that sends whether or
-//!   not earlier requests are over, or *serial* clients, each with one request in flight that
-//!   paces its next start after it ends;
+//!   not earlier requests are over; *serial* clients, each with one request in flight that
+//!   paces its next start after it ends; or a *fixed* population that calls at once;
 //! - **network** ([`Network`]): one round trip drawn whole per attempt (the dependency answers
 //!   as the attempt leaves), or a one-way delay drawn each way (the dependency answers when the
 //!   attempt reaches it);
-//! - **dependency** ([`Dependency`]): an independent failure probability per attempt, and an
+//! - **dependency** ([`Dependency`]): an independent failure probability per attempt, an
 //!   outage window ([`Window`]) during which every attempt fails, with a `Retry-After` if the
-//!   window says so.
+//!   window says so, and a limiter in front ([`Limiter`]: a token bucket answering 429, or a
+//!   concurrency limit answering 503, each with its wait).
 //!
-//! The retry stack is the [`Strategy`]: the engine's run per request, with the file's deadline
-//! ([`Composed::deadline`]) and a budget held per source or shared by all
-//! ([`BudgetScope`]). Three canonical workloads are compositions of these parts:
+//! The retry stack is the [`Strategy`]: the engine's run per request, with the deadline
+//! ([`Composed::deadline`]), the dispersal above a server's wait, a shared gate if asked for,
+//! and a budget held per source, per request or shared by all ([`BudgetScope`]). Four
+//! canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
-//! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients)
-//! and [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an
-//! outage window); each builds its `Composed` and runs it, so their figures are this loop's.
+//! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
+//! [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an outage
+//! window) and [`Throttle`](crate::workload::throttle::Throttle) (a fixed fleet, or one open
+//! source, of one-shot clients behind a limiter); each builds its `Composed` and runs it, so
+//! their figures are this loop's.
 //!
 //! ## Generators
 //!
 //! Every generator derives from the world seed, in an order fixed by the parts, so a run is
-//! reproducible to the byte. One open source draws from the world in turn: its arrivals, its
-//! server (the network and the failures), its budget, and then each request's policy from the
-//! world itself. Several open sources each fork four of their own (arrivals, server, policies,
-//! budget), and serial clients four (server, policies, budget, pacing). A failure is drawn only
-//! when it is uncertain (a failure probability strictly between 0 and 1), from the source's
-//! server generator, after the round trip's draw.
+//! reproducible to the byte. When each request holds its own budget (fixed clients, or
+//! [`BudgetScope::PerRequest`]), one stream forked first draws the arrivals, the network and
+//! the failures, and each request forks from the world in turn its budget's (if the strategy
+//! has one), its policy's and its spread's generators. Otherwise one open source draws from
+//! the world in turn: its arrivals, its server (the network and the failures), its budget, and
+//! then each request's policy from the world itself; several open sources each fork four of
+//! their own (arrivals, server, policies, budget), and serial clients four (server, policies,
+//! budget, pacing); a request that meets a server's wait and needs a draw for its spread forks
+//! that generator from its source's policies then. A failure is drawn only when it is
+//! uncertain (a failure probability strictly between 0 and 1), after the network's draw.
 //!
 //! ## Metrics
 //!
 //! The common metrics are those of [`Metrics`]. With an outage window the success rate is that
 //! of the requests that met the outage (whose first attempt reached the dependency while it was
 //! down), [`ResultRow::met_outage`] counts them, and [`ResultRow::recovery_load`] counts the
-//! attempts that reached the dependency in the second after the window ended.
+//! attempts that reached the dependency in the second after the window ended. With a limiter,
+//! [`ResultRow::served_share`] is the requests served, [`ResultRow::rejected_per_success`] the
+//! refusals per request served, and [`ResultRow::early_retries`] the attempts that reached the
+//! limiter before the time it told them (never more than 0 for the engine).
 
 use std::rc::Rc;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use stagger_core::budget::Budget;
 use stagger_core::engine::{Dispersal, Settings};
+use stagger_core::gate::{Gate, Gated};
 use stagger_core::{Failure, Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
@@ -50,8 +64,9 @@ use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::workload::call::{Call, Next};
+use crate::workload::call::{Call, Next, Pace};
 use crate::workload::slots::Slots;
+use crate::workload::throttle::{RateLimiter, RetryAfterForm};
 use crate::workload::{
     check_clients, check_duration, check_events, check_failure_rate, check_window,
 };
@@ -78,6 +93,12 @@ pub enum Clients {
         /// The rate at which each client starts requests when they are quick, in (0, 1e5].
         rate: f64,
     },
+    /// `count` clients that each send one request at time zero (a fleet that meets the
+    /// dependency together), each with a budget of its own.
+    Fixed {
+        /// The clients (1 to [`Composed::MAX_SOURCES`]).
+        count: u64,
+    },
 }
 
 impl Clients {
@@ -87,14 +108,26 @@ impl Clients {
         match self {
             Self::Open { sources, .. } => sources,
             Self::Serial { clients, .. } => clients,
+            Self::Fixed { count } => count,
         }
     }
 
-    /// Each source's or client's rate, in requests a second.
+    /// Each source's or client's rate, in requests a second (`None` for a fixed population).
     #[must_use]
-    pub const fn rate(self) -> f64 {
+    pub const fn rate(self) -> Option<f64> {
         match self {
-            Self::Open { rate, .. } | Self::Serial { rate, .. } => rate,
+            Self::Open { rate, .. } | Self::Serial { rate, .. } => Some(rate),
+            Self::Fixed { .. } => None,
+        }
+    }
+
+    /// The requests the clients start: open sources' expected arrivals over `duration`, or the
+    /// fixed population (serial clients start as many as their requests' lengths allow).
+    fn requests(self, duration: Duration) -> f64 {
+        match self {
+            Self::Open { sources, rate } => sources as f64 * rate * duration.as_secs_f64(),
+            Self::Serial { clients, rate } => clients as f64 * rate * duration.as_secs_f64(),
+            Self::Fixed { count } => count as f64,
         }
     }
 }
@@ -119,6 +152,15 @@ impl Network {
         }
     }
 
+    /// The least time a retry takes to reach the dependency after it is sent: a constant
+    /// one-way delay, or nothing.
+    const fn least_one_way(&self) -> Nanos {
+        match self {
+            Self::OneWay(Delay::Constant { nanos }) => *nanos,
+            _ => 0,
+        }
+    }
+
     /// Events per attempt on the network: its answer, and its arrival if the trip is two.
     const fn hops(&self) -> f64 {
         match self {
@@ -140,6 +182,39 @@ pub struct Window {
     pub retry_after: Option<Duration>,
 }
 
+/// A limiter in front of the dependency, which refuses what it cannot take with a wait.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limiter {
+    /// What it limits.
+    pub kind: LimiterKind,
+    /// The fixed wait a refusal tells.
+    pub retry_after: Duration,
+    /// How the wait is stated: the fixed one or the exact time until a slot frees, rounded to
+    /// whole seconds or not.
+    pub form: RetryAfterForm,
+}
+
+/// What a [`Limiter`] limits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LimiterKind {
+    /// A token bucket of `burst` tokens refilled at `rate` a second ([`RateLimiter`]); a
+    /// refusal is a 429 ([`Failure::Throttled`]): the attempt had no effect.
+    Rate {
+        /// Tokens a second, in (0, 1e9].
+        rate: f64,
+        /// Tokens, 1 to 1e6.
+        burst: u32,
+    },
+    /// At most `limit` attempts in service at once, each for `service`; a refusal is a 503
+    /// with the wait ([`Failure::RetryAfter`]).
+    Concurrency {
+        /// The most attempts in service, at least 1.
+        limit: u32,
+        /// How long each is served.
+        service: Duration,
+    },
+}
+
 /// What the dependency does with an attempt.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Dependency {
@@ -147,6 +222,9 @@ pub struct Dependency {
     pub failure_rate: f64,
     /// An outage, if any: every attempt that reaches the dependency during it fails.
     pub outage: Option<Window>,
+    /// A limiter in front of it, if any: an attempt it admits then meets the outage or the
+    /// failure probability; one it refuses is answered with its wait at once.
+    pub limiter: Option<Limiter>,
 }
 
 /// Who holds a budget.
@@ -157,6 +235,9 @@ pub enum BudgetScope {
     PerSource,
     /// One budget for every source and client.
     Shared,
+    /// Each request holds its own: every request is a client of its own (a fleet of one-shot
+    /// clients). Fixed clients always hold theirs this way.
+    PerRequest,
 }
 
 /// A run of clients, a network and a dependency: see the [module documentation](self).
@@ -178,6 +259,9 @@ pub struct Composed {
     /// meets a wait and needs a draw for it forks its generator then, from its source's
     /// policy generator, as the executors give one only to the runs that need it.
     pub dispersal: Dispersal,
+    /// Whether the clients share one [`Gate`] for the dependency, in front of each request's
+    /// budget, as the executors put one.
+    pub gate: bool,
     /// The window of the peak retry share.
     pub window: Duration,
 }
@@ -190,6 +274,10 @@ enum Outcome {
     Failed,
     /// The dependency was down.
     Down,
+    /// The rate limiter refused it with this wait, in nanoseconds (a 429).
+    Throttled(Nanos),
+    /// The concurrency limiter refused it with this wait (a 503).
+    Busy(Nanos),
 }
 
 #[derive(Clone, Copy)]
@@ -202,14 +290,18 @@ enum Event {
     Arrive(u32),
     /// The answer to the request in slot `r` comes back.
     Answer(u32, Outcome),
+    /// The attempt of the request in slot `r` leaves a concurrency limiter, served, with the
+    /// dependency's answer.
+    Served(u32, Outcome),
 }
 
 /// One source or client: its generators and its budget.
 struct Source {
-    /// Open: the gaps between arrivals. Serial: the gaps between starts.
+    /// Open: the gaps between arrivals. Serial: the gaps between starts. A budget per request:
+    /// the network's delays and the failures too.
     gaps: SeededRng,
-    /// The network's delays and the failures.
-    server: SeededRng,
+    /// The network's delays and the failures; `None` when they come from `gaps`.
+    server: Option<SeededRng>,
     /// One generator per request, forked in turn.
     policies: SeededRng,
     budget: Rc<dyn Budget>,
@@ -217,12 +309,29 @@ struct Source {
     last_start: Nanos,
 }
 
-/// A request in flight: its engine run, its source, and whether its first attempt met the
-/// outage.
+/// A request in flight: its engine run, its source, whether its first attempt met the
+/// outage, and the earliest time a limiter's wait lets its next attempt reach the dependency.
 struct Request {
     call: Call,
     source: u32,
     met: bool,
+    not_before: Nanos,
+}
+
+impl Source {
+    fn server(&mut self) -> &mut SeededRng {
+        self.server.as_mut().unwrap_or(&mut self.gaps)
+    }
+}
+
+/// What a limiter counted.
+struct Limiting {
+    rate: Option<RateLimiter>,
+    /// A concurrency limiter's most attempts in service, its service time and how many are.
+    concurrency: Option<(u32, Nanos, u32)>,
+    limiter: Limiter,
+    rejected: u64,
+    early: u64,
 }
 
 /// The counts an outage window adds to the row.
@@ -254,19 +363,20 @@ impl Composed {
     /// [`SimError::Invalid`] or [`SimError::TooLarge`] naming the parameter.
     pub fn validate(&self) -> Result<(), SimError> {
         check_clients(self.clients.count(), Self::MAX_SOURCES)?;
-        let rate = self.clients.rate();
-        let (most, allowed) = match self.clients {
-            Clients::Open { .. } => (
-                Self::MAX_RATE,
-                "a number of requests per second in (0, 1e6]",
-            ),
-            Clients::Serial { .. } => (1e5, "in (0, 1e5] calls per second"),
-        };
-        if !(rate.is_finite() && rate > 0.0 && rate <= most) {
-            return Err(SimError::Invalid {
-                param: "rate",
-                allowed,
-            });
+        if let Some(rate) = self.clients.rate() {
+            let (most, allowed) = match self.clients {
+                Clients::Serial { .. } => (1e5, "in (0, 1e5] calls per second"),
+                _ => (
+                    Self::MAX_RATE,
+                    "a number of requests per second in (0, 1e6]",
+                ),
+            };
+            if !(rate.is_finite() && rate > 0.0 && rate <= most) {
+                return Err(SimError::Invalid {
+                    param: "rate",
+                    allowed,
+                });
+            }
         }
         check_duration(self.duration)?;
         check_failure_rate(self.dependency.failure_rate)?;
@@ -287,16 +397,22 @@ impl Composed {
                 });
             }
         }
-        if self.deadline.is_some_and(|t| t.is_zero()) {
+        if let Some(limiter) = self.dependency.limiter {
+            validate_limiter(&limiter)?;
+        }
+        if self
+            .deadline
+            .is_some_and(|t| t.is_zero() || t > Duration::from_secs(86_400))
+        {
             return Err(SimError::Invalid {
                 param: "timeout",
-                allowed: "longer than 0",
+                allowed: "longer than 0 and at most a day",
             });
         }
         let n = self.clients.count() as f64;
         match self.clients {
             Clients::Open { .. } => {
-                if n * rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
+                if self.clients.requests(self.duration) > Self::MAX_REQUESTS {
                     return Err(SimError::TooLarge {
                         what: "sources x rate x duration",
                         limit: "1e7 requests".to_owned(),
@@ -318,8 +434,16 @@ impl Composed {
                     });
                 }
             }
+            Clients::Fixed { .. } => {}
         }
         Ok(())
+    }
+
+    /// Whether each request holds a budget of its own (and its generators come from the
+    /// world in turn): fixed clients, or [`BudgetScope::PerRequest`].
+    const fn per_request(&self) -> bool {
+        matches!(self.clients, Clients::Fixed { .. })
+            || matches!(self.budget_scope, BudgetScope::PerRequest)
     }
 
     /// The plan of `strategy` as this dependency runs it: delays no shorter than the outage's
@@ -339,20 +463,36 @@ impl Composed {
             let (within, _) = plan.attempts_within(rtt, ns(timeout));
             plan = plan.at_most(count(within));
         }
+        if let Some(limiter) = self.dependency.limiter {
+            // Every retry after a refusal waits at least the told wait, inside the deadline.
+            let least = least_wait(&limiter);
+            if let Some(timeout) = self.deadline
+                && let Some(waits) = nanos(timeout).checked_div(least)
+            {
+                plan = plan.at_most(waits.saturating_add(1));
+            }
+        }
         plan
     }
 
-    /// The requests in flight at the peak, for open sources: the arrival rate times the
-    /// longer of how long a request lives at the failure probability and how long one that
-    /// meets the outage lives (until its last attempt, or the outage's end).
+    /// The requests in flight at the peak: the arrival rate times the longer of how long a
+    /// request lives at the failure probability and how long one that meets the outage lives
+    /// (until its last attempt, or the outage's end); every fixed client at once.
     fn in_flight(&self, plan: &Plan) -> f64 {
+        let Some(rate) = self.clients.rate() else {
+            return self.clients.count() as f64;
+        };
         let rtt = self.network.round_trip_mean();
-        let per_ns = self.clients.count() as f64 * self.clients.rate() / 1e9;
+        let per_ns = self.clients.count() as f64 * rate / 1e9;
         let mut lifetime = plan.lifetime(self.dependency.failure_rate, rtt);
         if let Some(w) = self.dependency.outage {
             let down = ns(w.lasts).min(ns(self.duration));
             let (_, last) = plan.attempts_within(rtt, f64::INFINITY);
             lifetime = lifetime.max((last + rtt).min(down + rtt));
+        }
+        if self.dependency.limiter.is_some() {
+            // Refused requests may live to their deadline.
+            lifetime = lifetime.max(self.deadline.map_or(0.0, ns));
         }
         peak(per_ns * lifetime.max(rtt))
     }
@@ -361,41 +501,37 @@ impl Composed {
     /// holds at the peak (see [`estimate`](crate::estimate)). The parts should be valid
     /// ([`Composed::validate`]).
     ///
-    /// Open sources: each request is one event to arrive, each attempt one per hop of the
-    /// network, each retry one more to send. A request that meets the outage makes the
-    /// attempts its policy sends before the outage ends (with the `Retry-After` floor and
-    /// within the deadline), and one more after; the others as many as the failure
-    /// probability asks for, `sum_k x^k`. Serial clients run requests one at a time, no more
-    /// than their rate, each lasting its attempts' round trips and its retries' delays. A
-    /// budget only takes retries away.
+    /// Each request is one event to start, each attempt one per hop of the network (and one
+    /// more to leave a concurrency limiter), each retry one more to send. A request that meets
+    /// the outage makes the attempts its policy sends before the outage ends (with the
+    /// `Retry-After` floor and within the deadline), and one more after; behind a limiter, a
+    /// request may make every attempt its policy and deadline allow; the others as many as
+    /// the failure probability asks for, `sum_k x^k`. Serial clients run requests one at a
+    /// time, no more than their rate, each lasting its attempts' round trips and its retries'
+    /// delays. A budget only takes retries away.
     #[must_use]
     pub fn estimate(&self, strategy: &Strategy) -> Estimate {
         let plan = self.plan(strategy);
         let n = self.clients.count() as f64;
-        let rate = self.clients.rate();
         let duration = ns(self.duration);
         let rtt = self.network.round_trip_mean();
         let x = self.dependency.failure_rate;
-        let hops = self.network.hops();
+        let limited = self.dependency.limiter.is_some();
+        let mut hops = self.network.hops();
+        if let Some(Limiter {
+            kind: LimiterKind::Concurrency { .. },
+            ..
+        }) = self.dependency.limiter
+        {
+            hops += 1.0;
+        }
+        let per_request = if limited {
+            plan.max_attempts.min(1_000_000) as f64
+        } else {
+            plan.attempts(x)
+        };
         let (requests, attempts, bytes) = match self.clients {
-            Clients::Open { .. } => {
-                let requests = n * rate * self.duration.as_secs_f64();
-                let per_ns = n * rate / 1e9;
-                let attempts = match self.dependency.outage {
-                    Some(w) => {
-                        let down = ns(w.lasts).min(duration);
-                        (requests - down * per_ns).max(0.0) * plan.attempts(x)
-                            + plan.outage_attempts(rtt, down) * per_ns
-                    }
-                    None => requests * plan.attempts(x),
-                };
-                let in_flight = self.in_flight(&plan);
-                let room = room_for(in_flight).max(self.clients.count() as usize);
-                let bytes = Slots::<Request>::bytes(in_flight, room as f64)
-                    + (n + in_flight) * EventQueue::<Event>::bytes_per_pending();
-                (requests, attempts, bytes)
-            }
-            Clients::Serial { .. } => {
+            Clients::Serial { rate, .. } => {
                 let rtt = rtt.max(1.0);
                 // Requests that would outlive the run count as lasting the run: a client does
                 // many short requests before it meets the rare long one.
@@ -403,7 +539,7 @@ impl Composed {
                 // Paced at `rate`: no more requests than that, however short they are.
                 let paced = rate * duration / 1e9;
                 let requests = n * ((duration / lifetime).min(paced) + 1.0);
-                let mut attempts = requests * plan.attempts(x);
+                let mut attempts = requests * per_request;
                 if let Some(w) = self.dependency.outage {
                     // Each client's request during the outage retries until it ends.
                     let down = ns(w.lasts).min(duration);
@@ -413,24 +549,61 @@ impl Composed {
                     n * EventQueue::<Event>::bytes_per_pending() + Slots::<Request>::bytes(n, n);
                 (requests, attempts, bytes)
             }
+            Clients::Open { .. } | Clients::Fixed { .. } => {
+                let requests = self.clients.requests(self.duration);
+                let per_ns = requests / duration.max(1.0);
+                let attempts = match self.dependency.outage {
+                    Some(w) => {
+                        let down = ns(w.lasts).min(duration);
+                        (requests - down * per_ns).max(0.0) * per_request
+                            + plan.outage_attempts(rtt, down) * per_ns
+                    }
+                    None => requests * per_request,
+                };
+                let in_flight = self.in_flight(&plan).min(requests.max(1.0));
+                let room = room_for(in_flight).max(self.sources());
+                let bytes = Slots::<Request>::bytes(in_flight, room as f64)
+                    + (n + in_flight) * EventQueue::<Event>::bytes_per_pending();
+                (requests, attempts, bytes)
+            }
         };
-        let events = requests + hops * attempts + (attempts - requests).max(0.0);
         let retries = (attempts - requests).max(0.0);
+        let events = requests + hops * attempts + retries;
         // The retries come at least as densely as over the whole run, and during an outage as
         // densely as they come in it.
         let mut retries_per_ns = retries / duration;
-        if let (Some(w), Clients::Open { .. }) = (self.dependency.outage, self.clients) {
+        if let (Some(w), Some(rate)) = (self.dependency.outage, self.clients.rate()) {
             let down = ns(w.lasts).min(duration).max(1.0);
             let per_ns = n * rate / 1e9;
             let met = plan.outage_attempts(rtt, down) * per_ns;
             retries_per_ns = retries_per_ns.max((met - down * per_ns).max(0.0) / down);
         }
-        let window = peak(retries_per_ns * ns(self.window)).min(attempts);
+        let window = if limited || matches!(self.clients, Clients::Fixed { .. }) {
+            retries
+        } else {
+            peak(retries_per_ns * ns(self.window)).min(attempts)
+        };
+        let budgets = if self.per_request() {
+            self.in_flight(&plan).min(requests.max(1.0))
+        } else {
+            n
+        };
         let bytes = bytes
-            + n * (size_of::<Source>() as f64 + client_budget_bytes(strategy))
+            + self.sources() as f64 * size_of::<Source>() as f64
+            + budgets * client_budget_bytes(strategy)
             + grown(window) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
         Estimate::of(events, bytes)
+    }
+
+    /// The sources the run keeps: one per open source or serial client, or one for all when
+    /// each request holds its own budget.
+    fn sources(&self) -> usize {
+        if self.per_request() {
+            1
+        } else {
+            usize::try_from(self.clients.count()).unwrap_or(usize::MAX)
+        }
     }
 
     /// Runs `strategy`, every generator derived from `seed`, with no limit but the model's own.
@@ -463,9 +636,62 @@ impl Composed {
             });
         }
         self.validate()?;
-        let mut run = Loop::new(self, strategy, seed);
+        let mut run = Loop::new(self, strategy, seed)?;
         run.go(max_events)?;
         Ok(run.row())
+    }
+}
+
+/// Checks a limiter's parameters.
+fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
+    match limiter.kind {
+        LimiterKind::Rate { rate, burst } => {
+            if !(rate.is_finite() && rate > 0.0 && rate <= 1e9) {
+                return Err(SimError::Invalid {
+                    param: "limit_rate",
+                    allowed: "more than 0 and at most 1e9 requests per second",
+                });
+            }
+            if burst == 0 || burst > 1_000_000 {
+                return Err(SimError::Invalid {
+                    param: "limit_burst",
+                    allowed: "between 1 and 1e6 tokens",
+                });
+            }
+        }
+        LimiterKind::Concurrency { limit, service } => {
+            if limit == 0 {
+                return Err(SimError::Invalid {
+                    param: "limit_concurrency",
+                    allowed: "at least 1",
+                });
+            }
+            if service > Duration::from_secs(86_400) {
+                return Err(SimError::Invalid {
+                    param: "service",
+                    allowed: "at most a day",
+                });
+            }
+        }
+    }
+    if limiter.retry_after > Duration::from_secs(86_400) {
+        return Err(SimError::Invalid {
+            param: "retry_after",
+            allowed: "at most a day",
+        });
+    }
+    Ok(())
+}
+
+/// The shortest wait a limiter's refusal tells, in nanoseconds.
+fn least_wait(limiter: &Limiter) -> Nanos {
+    match limiter.form {
+        RetryAfterForm::Fixed => nanos(limiter.retry_after),
+        RetryAfterForm::FixedRounded => {
+            RetryAfterForm::FixedRounded.wait(nanos(limiter.retry_after), 0)
+        }
+        RetryAfterForm::ExactRounded => SECOND,
+        RetryAfterForm::Exact => 0,
     }
 }
 
@@ -485,16 +711,23 @@ fn mean_floor(network: &Network) -> f64 {
     }
 }
 
+/// The one destination's key in the gate.
+const DESTINATION: &str = "dependency";
+
 /// One run's state.
 struct Loop<'a> {
     model: &'a Composed,
     strategy: &'a Strategy,
     settings: Settings,
     sources: Vec<Source>,
+    /// A budget per request: the strategy has one, so each request forks its own.
+    budget_each: bool,
+    gate: Option<Arc<Gate>>,
     requests: Slots<Request>,
     queue: EventQueue<Event>,
     metrics: Metrics,
     outage: OutageCounts,
+    limiting: Option<Limiting>,
     /// The outage as `[down, up)` in nanoseconds, and its `Retry-After`.
     down: Option<(Nanos, Nanos, Option<Duration>)>,
     end: Nanos,
@@ -502,11 +735,14 @@ struct Loop<'a> {
 }
 
 impl<'a> Loop<'a> {
-    fn new(model: &'a Composed, strategy: &'a Strategy, seed: u64) -> Self {
+    fn new(model: &'a Composed, strategy: &'a Strategy, seed: u64) -> Result<Self, SimError> {
         let mut world = SeededRng::new(seed);
         let n = model.clients.count() as usize;
         let end = nanos(model.duration);
-        let mean_gap = SECOND as f64 / model.clients.rate();
+        let mean_gap = model
+            .clients
+            .rate()
+            .map_or(f64::INFINITY, |rate| SECOND as f64 / rate);
         // With no budget, one "no budget" for all: it holds no state.
         let unlimited = strategy.shared_unlimited();
         let budget_of = |rng: SeededRng, first: Option<&Source>| -> Rc<dyn Budget> {
@@ -516,49 +752,72 @@ impl<'a> Loop<'a> {
                 (None, _, _) => strategy.client_budget(rng),
             }
         };
-        let mut sources: Vec<Source> = Vec::with_capacity(n);
-        match model.clients {
-            Clients::Open { sources: 1, .. } => {
-                let gaps = world.fork();
-                let server = world.fork();
-                let budget = budget_of(world.fork(), None);
-                sources.push(Source {
-                    gaps,
-                    server,
-                    policies: world,
-                    budget,
-                    last_start: 0,
-                });
-            }
-            Clients::Open { .. } => {
-                for _ in 0..n {
+        let mut sources: Vec<Source> = Vec::with_capacity(model.sources());
+        let mut budget_each = false;
+        if model.per_request() {
+            // One stream for the arrivals, the network and the failures; each request forks
+            // its budget (if there is one), its policy's and its spread's from the world.
+            let gaps = world.fork();
+            let budget = match (&unlimited, model.budget_scope) {
+                (Some(none), _) => none.clone(),
+                (None, BudgetScope::Shared) => strategy.client_budget(world.fork()),
+                (None, _) => {
+                    budget_each = true;
+                    none_budget()
+                }
+            };
+            sources.push(Source {
+                gaps,
+                server: None,
+                policies: world,
+                budget,
+                last_start: 0,
+            });
+        } else {
+            match model.clients {
+                Clients::Open { sources: 1, .. } => {
                     let gaps = world.fork();
-                    let server = world.fork();
-                    let policies = world.fork();
-                    // Forked whether or not there is a budget, so that the streams stay the same.
-                    let budget = budget_of(world.fork(), sources.first());
+                    let server = Some(world.fork());
+                    let budget = budget_of(world.fork(), None);
                     sources.push(Source {
                         gaps,
                         server,
-                        policies,
+                        policies: world,
                         budget,
                         last_start: 0,
                     });
                 }
-            }
-            Clients::Serial { .. } => {
-                for _ in 0..n {
-                    let server = world.fork();
-                    let policies = world.fork();
-                    let budget = budget_of(world.fork(), sources.first());
-                    let gaps = world.fork();
-                    sources.push(Source {
-                        gaps,
-                        server,
-                        policies,
-                        budget,
-                        last_start: 0,
-                    });
+                Clients::Open { .. } => {
+                    for _ in 0..n {
+                        let gaps = world.fork();
+                        let server = Some(world.fork());
+                        let policies = world.fork();
+                        // Forked whether or not there is a budget, so that the streams stay
+                        // the same.
+                        let budget = budget_of(world.fork(), sources.first());
+                        sources.push(Source {
+                            gaps,
+                            server,
+                            policies,
+                            budget,
+                            last_start: 0,
+                        });
+                    }
+                }
+                Clients::Serial { .. } | Clients::Fixed { .. } => {
+                    for _ in 0..n {
+                        let server = Some(world.fork());
+                        let policies = world.fork();
+                        let budget = budget_of(world.fork(), sources.first());
+                        let gaps = world.fork();
+                        sources.push(Source {
+                            gaps,
+                            server,
+                            policies,
+                            budget,
+                            last_start: 0,
+                        });
+                    }
                 }
             }
         }
@@ -568,18 +827,39 @@ impl<'a> Loop<'a> {
         }
         .with_dispersal(model.dispersal);
         let room = match model.clients {
-            Clients::Open { .. } => room_for(model.in_flight(&model.plan(strategy))).max(n),
             Clients::Serial { .. } => n,
+            _ => room_for(model.in_flight(&model.plan(strategy))).max(model.sources()),
         };
+        let gate = if model.gate {
+            Some(Arc::new(Gate::new(1)?))
+        } else {
+            None
+        };
+        let limiting = model.dependency.limiter.map(|limiter| Limiting {
+            rate: match limiter.kind {
+                LimiterKind::Rate { rate, burst } => Some(RateLimiter::new(rate, burst)),
+                LimiterKind::Concurrency { .. } => None,
+            },
+            concurrency: match limiter.kind {
+                LimiterKind::Concurrency { limit, service } => Some((limit, nanos(service), 0)),
+                LimiterKind::Rate { .. } => None,
+            },
+            limiter,
+            rejected: 0,
+            early: 0,
+        });
         let mut run = Self {
             model,
             strategy,
             settings,
             sources,
+            budget_each,
+            gate,
             requests: Slots::with_capacity(room),
             queue: EventQueue::new(),
             metrics: Metrics::new(nanos(model.window)),
             outage: OutageCounts::default(),
+            limiting,
             down: model.dependency.outage.map(|w| {
                 (
                     nanos(w.at),
@@ -590,19 +870,29 @@ impl<'a> Loop<'a> {
             end,
             mean_gap,
         };
-        for c in 0..n {
-            let first = match model.clients {
-                Clients::Open { .. } => {
-                    let gap = exponential(&mut run.sources[c].gaps, mean_gap) as Nanos;
-                    (gap < end).then_some(gap)
+        match model.clients {
+            Clients::Fixed { count } => {
+                for _ in 0..count {
+                    run.queue.push(0, Event::Arrival(0));
                 }
-                Clients::Serial { .. } => run.next_start(c as u32, 0),
-            };
-            if let Some(at) = first {
-                run.queue.push(at, Event::Arrival(c as u32));
+            }
+            Clients::Open { .. } => {
+                for c in 0..run.sources.len() {
+                    let gap = exponential(&mut run.sources[c].gaps, mean_gap) as Nanos;
+                    if gap < end {
+                        run.queue.push(gap, Event::Arrival(c as u32));
+                    }
+                }
+            }
+            Clients::Serial { .. } => {
+                for c in 0..n {
+                    if let Some(at) = run.next_start(c as u32, 0) {
+                        run.queue.push(at, Event::Arrival(c as u32));
+                    }
+                }
             }
         }
-        run
+        Ok(run)
     }
 
     /// When serial client `c`, whose request ended at `now`, starts its next one: a gap of
@@ -616,7 +906,8 @@ impl<'a> Loop<'a> {
         (at < self.end).then_some(at)
     }
 
-    /// The request in `slot` is over at `now`: frees it, and for a serial client schedules its next.
+    /// The request in `slot` is over at `now`: frees it, and for a serial client schedules its
+    /// next.
     fn finish(&mut self, slot: u32, now: Nanos) {
         let Some(request) = self.requests.get(slot) else {
             return;
@@ -642,12 +933,9 @@ impl<'a> Loop<'a> {
             check_events(self.metrics.events, max_events)?;
             match event {
                 Event::Arrival(c) => self.arrival(c, now)?,
-                Event::Send(slot) => {
-                    if self.requests.get(slot).is_some() {
-                        self.send(slot, now);
-                    }
-                }
+                Event::Send(slot) => self.send(slot, now),
                 Event::Arrive(slot) => self.arrive(slot, now),
+                Event::Served(slot, outcome) => self.served(slot, now, outcome),
                 Event::Answer(slot, outcome) => self.answer(slot, now, outcome),
             }
         }
@@ -664,27 +952,51 @@ impl<'a> Loop<'a> {
             }
         }
         self.metrics.first_try();
-        let call = Call::start(
+        let mut budget = if self.budget_each {
+            self.strategy.client_budget(source.policies.fork())
+        } else {
+            source.budget.clone()
+        };
+        if let Some(gate) = &self.gate {
+            budget = Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION));
+        }
+        let mut call = Call::start(
             self.strategy,
             source.policies.fork(),
-            source.budget.clone(),
+            budget,
             self.settings,
             now,
         )?;
+        if self.model.per_request() {
+            call = call.spread(source.policies.fork());
+        }
         let slot = self.requests.insert(Request {
             call,
             source: c,
             met: false,
+            not_before: 0,
         });
         self.send(slot, now);
         Ok(())
     }
 
-    /// The request in `slot` sends an attempt at `now`, if the engine lets it.
+    /// The request in `slot` sends an attempt at `now`, if the engine lets it: a gate may hold
+    /// it to a later slot.
     fn send(&mut self, slot: u32, now: Nanos) {
         let Some(request) = self.requests.get(slot) else {
             return;
         };
+        match request.call.ready(now, &mut self.metrics) {
+            Pace::Go => {}
+            Pace::At(at) => {
+                self.queue.push(at, Event::Send(slot));
+                return;
+            }
+            Pace::GaveUp => {
+                self.finish(slot, now);
+                return;
+            }
+        }
         if request.call.begin(now, &mut self.metrics).is_none() {
             self.finish(slot, now);
             return;
@@ -692,12 +1004,12 @@ impl<'a> Loop<'a> {
         let c = request.source as usize;
         match self.model.network {
             Network::RoundTrip(rtt) => {
-                let back = now.saturating_add(rtt.sample(&mut self.sources[c].server));
-                let outcome = self.reach(slot, c, now);
-                self.queue.push(back, Event::Answer(slot, outcome));
+                let back = now.saturating_add(rtt.sample(self.sources[c].server()));
+                let outcome = self.reach(slot, c, now, back);
+                self.respond(slot, now, back, outcome);
             }
             Network::OneWay(delay) => {
-                let at = now.saturating_add(delay.sample(&mut self.sources[c].server));
+                let at = now.saturating_add(delay.sample(self.sources[c].server()));
                 self.queue.push(at, Event::Arrive(slot));
             }
         }
@@ -706,17 +1018,57 @@ impl<'a> Loop<'a> {
     /// The attempt of the request in `slot` reaches the dependency at `now` (one-way network).
     fn arrive(&mut self, slot: u32, now: Nanos) {
         let Some(request) = self.requests.get(slot) else {
-            // A request is only freed when it is over, so this does not happen; counted as
-            // the recovery load would count it all the same.
-            self.count_recovery(now);
             return;
         };
         let c = request.source as usize;
-        let outcome = self.reach(slot, c, now);
         let Network::OneWay(delay) = self.model.network else {
             return;
         };
-        let back = now.saturating_add(delay.sample(&mut self.sources[c].server));
+        let outcome = self.reach(slot, c, now, 0);
+        let back = now.saturating_add(delay.sample(self.sources[c].server()));
+        // The wait a refusal tells runs from when the client hears it.
+        if let Outcome::Throttled(wait) | Outcome::Busy(wait) = outcome
+            && let Some(request) = self.requests.get(slot)
+        {
+            request.not_before = back
+                .saturating_add(wait)
+                .saturating_add(self.model.network.least_one_way());
+        }
+        self.respond(slot, now, back, outcome);
+    }
+
+    /// Schedules the answer to the attempt of the request in `slot`, which reached the
+    /// dependency at `now`: at `back`, or, through a concurrency limiter that admitted it,
+    /// once it is served.
+    fn respond(&mut self, slot: u32, now: Nanos, back: Nanos, outcome: Outcome) {
+        if let Some(limiting) = self.limiting.as_mut()
+            && let Some((_, service, in_service)) = limiting.concurrency.as_mut()
+            && !matches!(outcome, Outcome::Busy(_))
+        {
+            *in_service += 1;
+            self.queue
+                .push(now.saturating_add(*service), Event::Served(slot, outcome));
+            return;
+        }
+        self.queue.push(back, Event::Answer(slot, outcome));
+    }
+
+    /// The attempt of the request in `slot` leaves the concurrency limiter at `now`, served:
+    /// its answer travels back.
+    fn served(&mut self, slot: u32, now: Nanos, outcome: Outcome) {
+        if let Some((_, _, in_service)) =
+            self.limiting.as_mut().and_then(|l| l.concurrency.as_mut())
+        {
+            *in_service = in_service.saturating_sub(1);
+        }
+        let Some(request) = self.requests.get(slot) else {
+            return;
+        };
+        let c = request.source as usize;
+        let back = match self.model.network {
+            Network::OneWay(delay) => now.saturating_add(delay.sample(self.sources[c].server())),
+            Network::RoundTrip(_) => now,
+        };
         self.queue.push(back, Event::Answer(slot, outcome));
     }
 
@@ -729,9 +1081,37 @@ impl<'a> Loop<'a> {
     }
 
     /// What the dependency answers to the attempt of the request in `slot`, of source `c`,
-    /// reaching it at `now`; marks the request if its first attempt met the outage.
-    fn reach(&mut self, slot: u32, c: usize, now: Nanos) -> Outcome {
+    /// reaching it at `now`: a limiter in front refuses it, or the outage or the failure
+    /// probability decide. Marks the request if its first attempt met the outage. On a round
+    /// trip, `back` is when the client hears the answer (a limiter's wait runs from then).
+    fn reach(&mut self, slot: u32, c: usize, now: Nanos, back: Nanos) -> Outcome {
         self.count_recovery(now);
+        if let Some(limiting) = self.limiting.as_mut() {
+            if let Some(request) = self.requests.get(slot)
+                && now < request.not_before
+            {
+                limiting.early += 1;
+            }
+            let refusal = match limiting.concurrency {
+                Some((limit, service, in_service)) => (in_service >= limit).then_some(service),
+                None => limiting.rate.as_mut().and_then(|r| r.admit(now).err()),
+            };
+            if let Some(exact) = refusal {
+                limiting.rejected += 1;
+                let wait = limiting
+                    .limiter
+                    .form
+                    .wait(nanos(limiting.limiter.retry_after), exact);
+                if let Some(request) = self.requests.get(slot) {
+                    request.not_before = back.saturating_add(wait);
+                }
+                return if limiting.concurrency.is_some() {
+                    Outcome::Busy(wait)
+                } else {
+                    Outcome::Throttled(wait)
+                };
+            }
+        }
         if let Some((down, up, _)) = self.down
             && (down..up).contains(&now)
         {
@@ -750,7 +1130,7 @@ impl<'a> Loop<'a> {
         } else if x >= 1.0 {
             true
         } else {
-            self.sources[c].server.next_f64() < x
+            self.sources[c].server().next_f64() < x
         };
         if failed { Outcome::Failed } else { Outcome::Ok }
     }
@@ -764,6 +1144,8 @@ impl<'a> Loop<'a> {
                 .down
                 .and_then(|(_, _, wait)| wait)
                 .map_or(Failure::Retryable, Failure::RetryAfter)),
+            Outcome::Throttled(wait) => Err(Failure::Throttled(Some(Duration::from_nanos(wait)))),
+            Outcome::Busy(wait) => Err(Failure::RetryAfter(Duration::from_nanos(wait))),
         };
         let before = self.metrics.successes;
         let Some(request) = self.requests.get(slot) else {
@@ -787,20 +1169,30 @@ impl<'a> Loop<'a> {
     }
 
     fn row(mut self) -> ResultRow {
+        let requests = self.metrics.first_tries;
         let mut row = self.metrics.row(
             self.strategy.policy.name(),
             self.strategy.budget.map(|b| b.to_string()),
         );
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        if let Some(limiting) = &self.limiting {
+            row.served_share = Some(ratio(row.successes, requests));
+            row.rejected_per_success = Some(ratio(limiting.rejected, row.successes));
+            row.early_retries = Some(limiting.early);
+            row.dispersal = Some(self.model.dispersal.name());
+            row.gate = Some(self.model.gate);
+        }
         if self.down.is_some() {
             let o = &self.outage;
-            row.success_rate = if o.met == 0 {
-                0.0
-            } else {
-                o.met_succeeded as f64 / o.met as f64
-            };
+            row.success_rate = ratio(o.met_succeeded, o.met);
             row.met_outage = Some(o.met);
             row.recovery_load = Some(o.recovery_load);
         }
         row
     }
+}
+
+/// A placeholder for the source's budget when each request forks its own.
+fn none_budget() -> Rc<dyn Budget> {
+    Rc::new(stagger_core::budget::Unlimited)
 }

@@ -19,7 +19,7 @@
 //! - **W4**, [`workload::spike`]: Brooker's 2023 simple collapse simulation
 //!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
 //!
-//! Three of the workloads (open-loop, serial and outage) are compositions of the parts of
+//! Four of the workloads (open-loop, serial, outage and throttle) are compositions of the parts of
 //! [`compose`]: clients, a network and a dependency chosen each on its own and run in one event
 //! loop, which scenario files also drive with any mix of those parts. The others keep loops of
 //! their own for servers the composed model does not have yet.

@@ -165,10 +165,12 @@ impl OpenLoop {
             dependency: Dependency {
                 failure_rate: self.failure_rate,
                 outage: None,
+                limiter: None,
             },
             deadline: None,
             budget_scope: BudgetScope::PerSource,
             dispersal: Dispersal::default(),
+            gate: false,
             window: self.window,
         }
     }

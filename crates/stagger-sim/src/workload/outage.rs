@@ -190,10 +190,12 @@ impl Outage {
                     lasts: self.down_for,
                     retry_after: self.retry_after,
                 }),
+                limiter: None,
             },
             deadline: self.timeout,
             budget_scope: BudgetScope::PerSource,
             dispersal: self.dispersal,
+            gate: false,
             window: self.window,
         }
     }

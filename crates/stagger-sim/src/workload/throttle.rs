@@ -20,38 +20,39 @@
 //!   one gets a 429 whose `Retry-After` is `retry_after` (default 1 s), or the exact time until
 //!   a token frees, either of them rounded up to whole seconds as the header's wire format
 //!   forces ([`RetryAfterForm`]). With `limit_concurrency`, the server is a concurrency
-//!   limiter instead ([`ConcurrencyLimiter`]): at most that many requests in service at once,
+//!   limiter instead ([`LimiterKind::Concurrency`]): at most that many requests in service at once,
 //!   100 ms each, and a 503 with the `Retry-After` beyond.
 //!
-//! A 429 had no effect, so every client may retry it ([`Failure::Throttled`]); a 503 with a
-//! wait is [`Failure::RetryAfter`]. The server remembers the time it gave each client and
-//! counts every retry that arrives before it (`early_retries`): it must be 0 for every
-//! strategy. The other figures: `served_share`, the requests served within their deadline;
+//! A 429 had no effect, so every client may retry it
+//! ([`Failure::Throttled`](stagger_core::Failure::Throttled)); a 503 with a wait is
+//! [`Failure::RetryAfter`](stagger_core::Failure::RetryAfter). The server remembers the time it
+//! gave each client and counts every retry that arrives before it (`early_retries`): it must
+//! be 0 for every strategy. The other figures: `served_share`, the requests served within their deadline;
 //! `rejected_per_success`, the refused attempts per request served; and `peak_window_share`,
 //! the busiest 10 ms's share of all retries. The ceiling for the defaults is 11 of 20 for any
 //! client that never retries early: one request at time zero, then one per 200 ms slot from
 //! 1 s until the deadline.
+//!
+//! It runs on the composed model ([`Composed`]): a fixed fleet (or one open source) of
+//! one-shot clients, each with a budget of its own, a constant one-way network and the limiter
+//! ([`Throttle::composed`]). A client hears the limiter's answer one network delay after its
+//! attempt reaches it, as an event at that time, so a shared gate learns of a refusal only
+//! then.
 
 use std::fmt;
-use std::rc::Rc;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
-use stagger_core::engine::{Budget, Dispersal, Settings};
-use stagger_core::gate::{Gate, Gated};
-use stagger_core::{Failure, SeededRng};
+use stagger_core::engine::Dispersal;
 
-use super::call::{Call, Next, Pace};
-use super::{
-    Overrides, Workload, WorkloadKind, check_clients, check_events, check_window, refuse_hedging,
-};
-use crate::dist::exponential;
+use super::{Overrides, Workload, WorkloadKind, check_clients, check_window, refuse_hedging};
+use crate::compose::{BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Network};
+use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count};
-use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::{Strategy, client_budget_bytes};
+use crate::estimate::Estimate;
+use crate::metrics::ResultRow;
+use crate::queue::Nanos;
+use crate::strategy::Strategy;
 
 const SECOND: Nanos = 1_000_000_000;
 
@@ -160,28 +161,6 @@ impl RateLimiter {
     }
 }
 
-/// At most `limit` requests in service at once, each for `service`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ConcurrencyLimiter {
-    /// The most requests in service.
-    pub limit: u32,
-    /// How long each takes.
-    pub service: Nanos,
-    in_service: u32,
-}
-
-impl ConcurrencyLimiter {
-    /// An idle server.
-    #[must_use]
-    pub const fn new(limit: u32, service: Nanos) -> Self {
-        Self {
-            limit,
-            service,
-            in_service: 0,
-        }
-    }
-}
-
 /// The throttle's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Throttle {
@@ -207,7 +186,7 @@ pub struct Throttle {
     pub dispersal: Dispersal,
     /// The window of the peak retry share.
     pub window: Duration,
-    /// Whether the clients share one [`Gate`] for the destination.
+    /// Whether the clients share one [`Gate`](stagger_core::gate::Gate) for the destination.
     pub gate: bool,
 }
 
@@ -230,9 +209,6 @@ impl Default for Throttle {
     }
 }
 
-/// The one destination's key in the gate.
-const DESTINATION: &str = "limiter";
-
 /// The policy of the nginx trial: full jitter, base 100 ms, cap 2 s, 4 attempts.
 #[must_use]
 pub fn trial_strategy() -> Strategy {
@@ -247,28 +223,6 @@ pub fn trial_strategy() -> Strategy {
 
 /// The one-way network delay.
 const ONE_WAY: Nanos = 1_000_000;
-/// A concurrency limiter's service time, in nanoseconds.
-const SERVICE: Nanos = Throttle::SERVICE.as_nanos() as Nanos;
-
-/// What happens next in the simulation.
-enum Event {
-    /// A new request arrives from open arrivals.
-    New,
-    /// Request `c` sends its next attempt, when its run is ready (a gate may hold it to a
-    /// slot).
-    Send(u32),
-    /// Request `c`'s attempt reaches the server.
-    Arrive(u32),
-    /// Request `c`'s attempt leaves a concurrency-limited server, served.
-    Served(u32),
-}
-
-/// What the server counted.
-#[derive(Default)]
-struct Counts {
-    rejected: u64,
-    early: u64,
-}
 
 impl Throttle {
     /// The most requests a run may hold.
@@ -277,12 +231,6 @@ impl Throttle {
     /// How long a concurrency limiter (`limit_concurrency`) takes over each request it admits.
     pub const SERVICE: Duration = Duration::from_millis(100);
 
-    fn settings(&self) -> Settings {
-        Settings::new()
-            .with_timeout(self.timeout)
-            .with_dispersal(self.dispersal)
-    }
-
     fn requests(&self) -> u64 {
         match self.rate {
             Some(rate) => (rate * self.duration.as_secs_f64()).ceil() as u64,
@@ -290,141 +238,45 @@ impl Throttle {
         }
     }
 
-    fn simulate(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<(Metrics, Counts), SimError> {
-        self.validate()?;
-        let mut world = SeededRng::new(seed);
-        let mut arrivals = world.fork();
-        let mut metrics = Metrics::new(nanos(self.window));
-        let mut counts = Counts::default();
-        let mut queue = EventQueue::new();
-        let mut calls: Vec<Call> = Vec::new();
-        let mut not_before: Vec<Nanos> = Vec::new();
-        let mut limiter = RateLimiter::new(self.limit_rate, self.limit_burst);
-        let mut concurrency = self
-            .limit_concurrency
-            .map(|limit| ConcurrencyLimiter::new(limit, SERVICE));
-        // One gate for the one destination, in front of each request's budget, as the
-        // executors put it: the engine asks it for every attempt's slot.
-        let gate = if self.gate {
-            Some(Arc::new(Gate::new(1)?))
-        } else {
-            None
+    /// This workload as the composed model runs it: a fixed population (or one open source
+    /// at `rate`) of one-shot clients, each with a budget of its own, a constant one-way
+    /// network, and the limiter in front of a dependency that serves whatever it admits.
+    #[must_use]
+    pub fn composed(&self) -> Composed {
+        let kind = match self.limit_concurrency {
+            Some(limit) => LimiterKind::Concurrency {
+                limit,
+                service: Self::SERVICE,
+            },
+            None => LimiterKind::Rate {
+                rate: self.limit_rate,
+                burst: self.limit_burst,
+            },
         };
-        let fixed = nanos(self.retry_after);
-        let end = nanos(self.duration);
-        let shared = strategy.shared_unlimited();
-        let mut start = |now: Nanos,
-                         calls: &mut Vec<Call>,
-                         not_before: &mut Vec<Nanos>,
-                         metrics: &mut Metrics,
-                         queue: &mut EventQueue<Event>|
-         -> Result<(), SimError> {
-            let budget = match &shared {
-                Some(unlimited) => unlimited.clone(),
-                None => strategy.client_budget(world.fork()),
-            };
-            let budget: Rc<dyn Budget> = match &gate {
-                Some(gate) => Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION)),
-                None => budget,
-            };
-            let policy = world.fork();
-            let call =
-                Call::start(strategy, policy, budget, self.settings(), now)?.spread(world.fork());
-            let c = calls.len() as u32;
-            metrics.first_try();
-            queue.push(now, Event::Send(c));
-            calls.push(call);
-            not_before.push(0);
-            Ok(())
-        };
-        match self.rate {
-            None => {
-                for _ in 0..self.clients {
-                    start(0, &mut calls, &mut not_before, &mut metrics, &mut queue)?;
-                }
-            }
-            Some(_) => queue.push(0, Event::New),
+        Composed {
+            clients: match self.rate {
+                Some(rate) => Clients::Open { sources: 1, rate },
+                None => Clients::Fixed {
+                    count: self.clients,
+                },
+            },
+            duration: self.duration,
+            network: Network::OneWay(Delay::Constant { nanos: ONE_WAY }),
+            dependency: Dependency {
+                failure_rate: 0.0,
+                outage: None,
+                limiter: Some(Limiter {
+                    kind,
+                    retry_after: self.retry_after,
+                    form: self.retry_after_form,
+                }),
+            },
+            deadline: Some(self.timeout),
+            budget_scope: BudgetScope::PerRequest,
+            dispersal: self.dispersal,
+            gate: self.gate,
+            window: self.window,
         }
-        while let Some((now, event)) = queue.pop() {
-            metrics.events += 1;
-            check_events(metrics.events, max_events)?;
-            let (c, answer) = match event {
-                Event::Send(c) => {
-                    let call = &mut calls[c as usize];
-                    match call.ready(now, &mut metrics) {
-                        Pace::Go => {
-                            if call.begin(now, &mut metrics).is_some() {
-                                queue.push(now + ONE_WAY, Event::Arrive(c));
-                            }
-                        }
-                        Pace::At(slot) => queue.push(slot, Event::Send(c)),
-                        Pace::GaveUp => {}
-                    }
-                    continue;
-                }
-                Event::New => {
-                    start(now, &mut calls, &mut not_before, &mut metrics, &mut queue)?;
-                    let gap = exponential(&mut arrivals, SECOND as f64 / self.rate.unwrap_or(1.0));
-                    let next = now.saturating_add(gap as Nanos);
-                    if next < end {
-                        queue.push(next, Event::New);
-                    }
-                    continue;
-                }
-                Event::Served(c) => {
-                    if let Some(server) = concurrency.as_mut() {
-                        server.in_service -= 1;
-                    }
-                    (c, Ok(()))
-                }
-                Event::Arrive(c) => {
-                    if now < not_before[c as usize] {
-                        counts.early += 1;
-                    }
-                    let refusal = match concurrency.as_mut() {
-                        Some(server) if server.in_service < server.limit => {
-                            server.in_service += 1;
-                            queue.push(now + server.service, Event::Served(c));
-                            continue;
-                        }
-                        // Full: the next slot frees when the oldest request leaves, at most
-                        // one service time from now.
-                        Some(server) => Some(server.service),
-                        None => limiter.admit(now).err(),
-                    };
-                    match refusal {
-                        None => (c, Ok(())),
-                        Some(exact) => {
-                            counts.rejected += 1;
-                            let wait = self.retry_after_form.wait(fixed, exact);
-                            // The client gets the answer one network delay from now and
-                            // must not send before the wait has passed from then: its retry
-                            // cannot reach the server before this.
-                            not_before[c as usize] =
-                                now.saturating_add(2 * ONE_WAY).saturating_add(wait);
-                            let wait = Duration::from_nanos(wait);
-                            let failure = if concurrency.is_some() {
-                                Failure::RetryAfter(wait)
-                            } else {
-                                Failure::Throttled(Some(wait))
-                            };
-                            (c, Err(failure))
-                        }
-                    }
-                }
-            };
-            // The answer reaches the client one network delay later.
-            let at = now + ONE_WAY;
-            if let Next::RetryAt(retry) = calls[c as usize].end(at, answer, &mut metrics) {
-                queue.push(retry, Event::Send(c));
-            }
-        }
-        Ok((metrics, counts))
     }
 }
 
@@ -507,41 +359,11 @@ impl Workload for Throttle {
         Ok(())
     }
 
+    /// The composed model's estimate ([`Composed::estimate`]): every retry after a refusal
+    /// waits at least the told wait, inside the deadline, so a request makes at most
+    /// `1 + timeout / wait` attempts, or its policy's limit.
     fn estimate(&self, strategy: &Strategy) -> Estimate {
-        let plan = Plan::new(strategy);
-        let requests = self.requests() as f64;
-        // Each attempt is a send and an arrival and, at most, a departure from a concurrency
-        // limiter.
-        let per_attempt = if self.limit_concurrency.is_some() {
-            3.0
-        } else {
-            2.0
-        };
-        // Every retry after a refusal waits at least the told wait, inside the deadline: a
-        // request makes at most `1 + timeout / wait` attempts, or its policy's limit.
-        let least_wait = match self.retry_after_form {
-            RetryAfterForm::Fixed => nanos(self.retry_after),
-            RetryAfterForm::FixedRounded => {
-                RetryAfterForm::FixedRounded.wait(nanos(self.retry_after), 0)
-            }
-            RetryAfterForm::ExactRounded => SECOND,
-            RetryAfterForm::Exact => 0,
-        };
-        let by_deadline = match nanos(self.timeout).checked_div(least_wait) {
-            Some(waits) => waits.saturating_add(1),
-            None => u64::MAX,
-        };
-        let per_request = plan.max_attempts.min(by_deadline).min(1_000_000);
-        let attempts = requests * per_request as f64;
-        let events = attempts * per_attempt + requests;
-        let per_request = Call::bytes() as f64
-            + size_of::<Nanos>() as f64
-            + client_budget_bytes(strategy)
-            + 2.0 * EventQueue::<Event>::bytes_per_pending();
-        Estimate {
-            events: count(events),
-            bytes: count(requests * per_request) + Metrics::fixed_bytes() as u64,
-        }
+        self.composed().estimate(strategy)
     }
 
     fn run_within(
@@ -551,19 +373,8 @@ impl Workload for Throttle {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         refuse_hedging::<Self>(strategy)?;
-        let (mut metrics, counts) = self.simulate(strategy, seed, max_events)?;
-        let requests = metrics.first_tries;
-        let mut row = metrics.row(
-            strategy.policy.name(),
-            strategy.budget.map(|b| b.to_string()),
-        );
-        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        row.served_share = Some(ratio(row.successes, requests));
-        row.rejected_per_success = Some(ratio(counts.rejected, row.successes));
-        row.early_retries = Some(counts.early);
-        row.dispersal = Some(self.dispersal.name());
-        row.gate = Some(self.gate);
-        Ok(row)
+        self.validate()?;
+        self.composed().run_within(strategy, seed, max_events)
     }
 }
 
