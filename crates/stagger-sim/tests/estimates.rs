@@ -66,6 +66,16 @@ fn small() -> Vec<(WorkloadKind, Overrides)> {
             },
         ),
         (WorkloadKind::Spike, d),
+        (WorkloadKind::Throttle, d),
+        (
+            WorkloadKind::Throttle,
+            Overrides {
+                rate: Some(40.0),
+                limit_concurrency: Some(3),
+                gate: Some(true),
+                ..d
+            },
+        ),
         (
             WorkloadKind::Ramp,
             Overrides {
