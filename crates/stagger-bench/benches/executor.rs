@@ -216,6 +216,23 @@ mod async_loop {
         });
     }
 
+    /// As `stagger_monotonic_clock`, with an end-to-end deadline (a minute, never reached):
+    /// the clock is read before and after each attempt, since the time left must be exact.
+    #[divan::bench]
+    fn stagger_monotonic_clock_deadline(bencher: Bencher) {
+        let mut seed = 0;
+        bench_attempts(bencher, |flaky| {
+            let policy = stagger_constant(DELAY, &mut seed);
+            block_on(
+                stagger::retry(policy, |_attempt| ready(flaky.attempt()))
+                    .classify(|_: &Transient| Failure::Retryable)
+                    .sleeper(noop_sleep)
+                    .clock(MonotonicClock::new())
+                    .timeout(Duration::from_secs(60)),
+            )
+        });
+    }
+
     /// backon's `Retryable`: `ConstantBuilder` (1 ms, 7 retries), `.sleep(noop)`, the default
     /// `when` (retry every error).
     #[divan::bench]
@@ -322,6 +339,36 @@ mod blocking_loop {
                 .classify(|_: &Transient| Failure::Retryable)
                 .sleeper(|_d: Duration| {})
                 .clock(FixedClock)
+                .call()
+        });
+    }
+
+    /// As `stagger`, with the default `MonotonicClock`: one `Instant::now()` per attempt.
+    #[divan::bench]
+    fn stagger_monotonic_clock(bencher: Bencher) {
+        let mut seed = 0;
+        bench_attempts(bencher, |flaky| {
+            let policy = stagger_constant(DELAY, &mut seed);
+            stagger::blocking::retry(policy, |_attempt| flaky.attempt())
+                .classify(|_: &Transient| Failure::Retryable)
+                .sleeper(|_d: Duration| {})
+                .clock(stagger::MonotonicClock::new())
+                .call()
+        });
+    }
+
+    /// As `stagger_monotonic_clock`, with an end-to-end deadline (a minute, never reached):
+    /// two clock reads per attempt.
+    #[divan::bench]
+    fn stagger_monotonic_clock_deadline(bencher: Bencher) {
+        let mut seed = 0;
+        bench_attempts(bencher, |flaky| {
+            let policy = stagger_constant(DELAY, &mut seed);
+            stagger::blocking::retry(policy, |_attempt| flaky.attempt())
+                .classify(|_: &Transient| Failure::Retryable)
+                .sleeper(|_d: Duration| {})
+                .clock(stagger::MonotonicClock::new())
+                .timeout(Duration::from_secs(60))
                 .call()
         });
     }

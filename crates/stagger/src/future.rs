@@ -98,7 +98,8 @@ pin_project! {
         // Between attempts: the next one starts on this poll, once the operation is ready.
         Idle,
         // An attempt runs, raced against the deadline.
-        Running { #[pin] attempt: Fut, expires: Option<Timestamp> },
+        // `started` is the time the attempt began, read for it: the timer is armed from it.
+        Running { #[pin] attempt: Fut, expires: Option<Timestamp>, started: Timestamp },
         // Waiting before the next attempt.
         Sleeping { #[pin] wait: Sl },
         // The outcome was delivered.
@@ -192,6 +193,7 @@ where
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
+                                None,
                                 driver,
                                 &mut early_fires,
                                 cx
@@ -229,7 +231,11 @@ where
                                     let _inside = nesting::enter();
                                     driver.op.attempt(attempt)
                                 };
-                                this.state.set(State::Running { attempt, expires });
+                                this.state.set(State::Running {
+                                    attempt,
+                                    expires,
+                                    started: now,
+                                });
                                 continue;
                             }
                             Err(outcome) => After::Done(outcome),
@@ -241,6 +247,7 @@ where
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
+                                Some(now),
                                 driver,
                                 &mut early_fires,
                                 cx
@@ -251,7 +258,11 @@ where
                         }
                     },
                 },
-                StateProj::Running { attempt, expires } => {
+                StateProj::Running {
+                    attempt,
+                    expires,
+                    started,
+                } => {
                     let polled = {
                         let _inside = nesting::enter();
                         attempt.poll(cx)
@@ -262,6 +273,7 @@ where
                             let now = ready!(poll_deadline(
                                 this.timer.as_mut(),
                                 *expires,
+                                Some(*started),
                                 driver,
                                 &mut early_fires,
                                 cx
@@ -302,11 +314,18 @@ where
 }
 
 /// Polls the timer for `at` (the run's deadline, or the attempt's expiry), arming it on first
-/// use: ready with the time once `at` has passed on the clock; pending for ever without one. A timer that fires early is
-/// re-armed for the rest; one that keeps firing at once makes the task yield rather than spin.
+/// use: ready with the time once `at` has passed on the clock; pending for ever without one. A
+/// timer that fires early is re-armed for the rest; one that keeps firing at once makes the
+/// task yield rather than spin.
+///
+/// `since` is a time just read for the attempt (its start): a timer armed for the first time
+/// is armed from it, without another clock read, so that an attempt reads the clock twice,
+/// before and after, deadline or not. It fires no earlier than `at`, and late by no more than
+/// the time between that reading and the arming.
 fn poll_deadline<O, Pol, H>(
     mut timer: Pin<&mut Option<<H::Sleeper as Sleeper>::Sleep>>,
     at: Option<Timestamp>,
+    mut since: Option<Timestamp>,
     driver: &Driver<O, Pol, H>,
     early_fires: &mut u32,
     cx: &mut Context<'_>,
@@ -328,7 +347,15 @@ where
                 ready!(sleep.poll(cx));
                 true
             }
-            None => false,
+            None => match since.take() {
+                Some(start) if start < at => {
+                    timer.set(Some(
+                        driver.sleeper.sleep(at.saturating_duration_since(start)),
+                    ));
+                    continue;
+                }
+                _ => false,
+            },
         };
         let now = driver.clock.now();
         if now >= at {
