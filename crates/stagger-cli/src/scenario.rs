@@ -815,21 +815,18 @@ impl Scenario {
                     Some(Scope::Shared) => BudgetScope::Shared,
                     Some(Scope::PerRequest) => BudgetScope::PerRequest,
                 };
-                Model::Composed(Composed {
-                    clients,
-                    duration: duration_of(m)?.unwrap_or(default_duration),
-                    network,
-                    dependency: compose::Dependency {
-                        failure_rate: d.failure_rate.unwrap_or_default(),
-                        outage,
-                        limiter,
-                    },
-                    deadline: settings.timeout(),
-                    budget_scope,
-                    dispersal: settings.dispersal(),
-                    gate: outer.gate.is_some(),
-                    window: OpenLoop::default().window,
-                })
+                let duration = duration_of(m)?.unwrap_or(default_duration);
+                let mut model = Composed::new(clients, duration, network);
+                model.dependency = compose::Dependency {
+                    failure_rate: d.failure_rate.unwrap_or_default(),
+                    outage,
+                    limiter,
+                };
+                model.deadline = settings.timeout();
+                model.budget_scope = budget_scope;
+                model.dispersal = settings.dispersal();
+                model.gate = outer.gate.is_some();
+                Model::Composed(model)
             }
             ClientKind::Fixed if d.always_fails == Some(true) => {
                 let m = "herd";

@@ -343,6 +343,29 @@ struct OutageCounts {
 }
 
 impl Composed {
+    /// `clients` calling through `network` for `duration` a dependency that always answers
+    /// at once and well: no failures, no outage, no limiter, no deadline, a budget per source,
+    /// the default dispersal, no gate, a 10 ms window for the peak retry share. Set the other
+    /// parts with the struct's fields.
+    #[must_use]
+    pub fn new(clients: Clients, duration: Duration, network: Network) -> Self {
+        Self {
+            clients,
+            duration,
+            network,
+            dependency: Dependency {
+                failure_rate: 0.0,
+                outage: None,
+                limiter: None,
+            },
+            deadline: None,
+            budget_scope: BudgetScope::PerSource,
+            dispersal: Dispersal::default(),
+            gate: false,
+            window: Duration::from_millis(10),
+        }
+    }
+
     /// The most sources or clients.
     pub const MAX_SOURCES: u64 = 100_000;
     /// The highest rate of one open source, in requests a second.
@@ -787,29 +810,17 @@ impl<'a> Loop<'a> {
                         last_start: 0,
                     });
                 }
-                Clients::Open { .. } => {
+                clients => {
+                    let open = matches!(clients, Clients::Open { .. });
                     for _ in 0..n {
-                        let gaps = world.fork();
-                        let server = Some(world.fork());
-                        let policies = world.fork();
-                        // Forked whether or not there is a budget, so that the streams stay
-                        // the same.
-                        let budget = budget_of(world.fork(), sources.first());
-                        sources.push(Source {
-                            gaps,
-                            server,
-                            policies,
-                            budget,
-                            last_start: 0,
-                        });
-                    }
-                }
-                Clients::Serial { .. } | Clients::Fixed { .. } => {
-                    for _ in 0..n {
+                        // Open sources fork their arrivals first; serial clients their
+                        // pacing last. The budget's is forked whether or not there is a
+                        // budget, so that the streams stay the same.
+                        let first = open.then(|| world.fork());
                         let server = Some(world.fork());
                         let policies = world.fork();
                         let budget = budget_of(world.fork(), sources.first());
-                        let gaps = world.fork();
+                        let gaps = first.unwrap_or_else(|| world.fork());
                         sources.push(Source {
                             gaps,
                             server,

@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use stagger_core::budget::BudgetKind;
-use stagger_core::engine::Dispersal;
 use stagger_core::{AnyConfig, PolicyKind};
 use stagger_sim::SimError;
 use stagger_sim::Strategy;
@@ -15,21 +14,10 @@ use stagger_sim::dist::Delay;
 use stagger_sim::workload::throttle::RetryAfterForm;
 
 fn base(clients: Clients) -> Composed {
-    Composed {
-        clients,
-        duration: Duration::from_secs(20),
-        network: Network::RoundTrip(Delay::Exponential { mean: 10_000_000 }),
-        dependency: Dependency {
-            failure_rate: 0.3,
-            outage: None,
-            limiter: None,
-        },
-        deadline: None,
-        budget_scope: BudgetScope::PerSource,
-        dispersal: Dispersal::default(),
-        gate: false,
-        window: Duration::from_millis(10),
-    }
+    let rtt = Network::RoundTrip(Delay::Exponential { mean: 10_000_000 });
+    let mut model = Composed::new(clients, Duration::from_secs(20), rtt);
+    model.dependency.failure_rate = 0.3;
+    model
 }
 
 fn window(at: u64, lasts: u64, retry_after: Option<Duration>) -> Option<Window> {

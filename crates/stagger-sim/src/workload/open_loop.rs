@@ -32,14 +32,13 @@ use std::time::Duration;
 
 use stagger_core::AnyConfig;
 use stagger_core::budget::BudgetKind;
-use stagger_core::engine::Dispersal;
 use stagger_core::policy::{Immediate, NoRetry};
 
 use super::{
     Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
     check_window, refuse_hedging,
 };
-use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network};
+use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -155,24 +154,14 @@ impl OpenLoop {
     /// independent failures, a budget per source.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        Composed {
-            clients: Clients::Open {
-                sources: self.clients,
-                rate: self.rate,
-            },
-            duration: self.duration,
-            network: Network::RoundTrip(self.rtt),
-            dependency: Dependency {
-                failure_rate: self.failure_rate,
-                outage: None,
-                limiter: None,
-            },
-            deadline: None,
-            budget_scope: BudgetScope::PerSource,
-            dispersal: Dispersal::default(),
-            gate: false,
-            window: self.window,
-        }
+        let clients = Clients::Open {
+            sources: self.clients,
+            rate: self.rate,
+        };
+        let mut model = Composed::new(clients, self.duration, Network::RoundTrip(self.rtt));
+        model.dependency.failure_rate = self.failure_rate;
+        model.window = self.window;
+        model
     }
 }
 

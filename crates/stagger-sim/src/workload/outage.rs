@@ -28,7 +28,7 @@ use std::time::Duration;
 use stagger_core::engine::Dispersal;
 
 use super::{Overrides, Workload, WorkloadKind, check_window, refuse_hedging};
-use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network, Window};
+use crate::compose::{Clients, Composed, Network, Window};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -176,27 +176,19 @@ impl Outage {
     /// the deadline.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        Composed {
-            clients: Clients::Open {
-                sources: 1,
-                rate: self.rate,
-            },
-            duration: self.duration,
-            network: Network::OneWay(self.network),
-            dependency: Dependency {
-                failure_rate: 0.0,
-                outage: Some(Window {
-                    at: self.down_at,
-                    lasts: self.down_for,
-                    retry_after: self.retry_after,
-                }),
-                limiter: None,
-            },
-            deadline: self.timeout,
-            budget_scope: BudgetScope::PerSource,
-            dispersal: self.dispersal,
-            gate: false,
-            window: self.window,
-        }
+        let clients = Clients::Open {
+            sources: 1,
+            rate: self.rate,
+        };
+        let mut model = Composed::new(clients, self.duration, Network::OneWay(self.network));
+        model.dependency.outage = Some(Window {
+            at: self.down_at,
+            lasts: self.down_for,
+            retry_after: self.retry_after,
+        });
+        model.deadline = self.timeout;
+        model.dispersal = self.dispersal;
+        model.window = self.window;
+        model
     }
 }

@@ -28,11 +28,10 @@
 use std::time::Duration;
 
 use stagger_core::AnyConfig;
-use stagger_core::engine::Dispersal;
 use stagger_core::policy::{Exponential, Immediate};
 
 use super::{Overrides, Workload, WorkloadKind, check_clients, refuse_hedging};
-use crate::compose::{BudgetScope, Clients, Composed, Dependency, Network};
+use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -102,24 +101,14 @@ impl Serial {
     /// attempt, independent failures, a budget per client.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        Composed {
-            clients: Clients::Serial {
-                clients: self.clients,
-                rate: self.rate,
-            },
-            duration: self.duration,
-            network: Network::RoundTrip(self.rtt),
-            dependency: Dependency {
-                failure_rate: self.failure_rate,
-                outage: None,
-                limiter: None,
-            },
-            deadline: None,
-            budget_scope: BudgetScope::PerSource,
-            dispersal: Dispersal::default(),
-            gate: false,
-            window: self.window,
-        }
+        let clients = Clients::Serial {
+            clients: self.clients,
+            rate: self.rate,
+        };
+        let mut model = Composed::new(clients, self.duration, Network::RoundTrip(self.rtt));
+        model.dependency.failure_rate = self.failure_rate;
+        model.window = self.window;
+        model
     }
 }
 

@@ -46,7 +46,7 @@ use std::time::Duration;
 use stagger_core::engine::Dispersal;
 
 use super::{Overrides, Workload, WorkloadKind, check_clients, check_window, refuse_hedging};
-use crate::compose::{BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Network};
+use crate::compose::{BudgetScope, Clients, Composed, Limiter, LimiterKind, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -253,30 +253,25 @@ impl Throttle {
                 burst: self.limit_burst,
             },
         };
-        Composed {
-            clients: match self.rate {
-                Some(rate) => Clients::Open { sources: 1, rate },
-                None => Clients::Fixed {
-                    count: self.clients,
-                },
+        let clients = match self.rate {
+            Some(rate) => Clients::Open { sources: 1, rate },
+            None => Clients::Fixed {
+                count: self.clients,
             },
-            duration: self.duration,
-            network: Network::OneWay(Delay::Constant { nanos: ONE_WAY }),
-            dependency: Dependency {
-                failure_rate: 0.0,
-                outage: None,
-                limiter: Some(Limiter {
-                    kind,
-                    retry_after: self.retry_after,
-                    form: self.retry_after_form,
-                }),
-            },
-            deadline: Some(self.timeout),
-            budget_scope: BudgetScope::PerRequest,
-            dispersal: self.dispersal,
-            gate: self.gate,
-            window: self.window,
-        }
+        };
+        let network = Network::OneWay(Delay::Constant { nanos: ONE_WAY });
+        let mut model = Composed::new(clients, self.duration, network);
+        model.dependency.limiter = Some(Limiter {
+            kind,
+            retry_after: self.retry_after,
+            form: self.retry_after_form,
+        });
+        model.deadline = Some(self.timeout);
+        model.budget_scope = BudgetScope::PerRequest;
+        model.dispersal = self.dispersal;
+        model.gate = self.gate;
+        model.window = self.window;
+        model
     }
 }
 
