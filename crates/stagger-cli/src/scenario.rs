@@ -22,7 +22,7 @@ use stagger_sim::workload::partition::{BudgetPartition, Partition};
 use stagger_sim::workload::spike::{Ramp, Server, Spike};
 use stagger_sim::workload::tail::Tail;
 use stagger_sim::workload::throttle::RetryAfterForm;
-use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
+use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
@@ -216,10 +216,20 @@ pub(crate) struct Ready {
     pub(crate) seed: u64,
 }
 
+impl Model {
+    /// The inner retry layers the model runs, outermost first (the composed model's).
+    fn set_layers(&mut self, layers: Vec<compose::Layer>) {
+        if let Self::Composed(_, inner) = self {
+            *inner = layers;
+        }
+    }
+}
+
 /// The model a scenario runs on.
 #[derive(Debug)]
 pub(crate) enum Model {
-    Composed(Composed),
+    /// The composed model, with its inner retry layers.
+    Composed(Composed, Vec<compose::Layer>),
     Herd(Herd),
     Contention(Contention),
     Spike(Spike),
@@ -233,7 +243,7 @@ impl Model {
     const fn reads(&self) -> &'static [&'static str] {
         const ARRIVALS: [&str; 3] = ["duration", "clients.sources", "clients.rate_per_source"];
         match self {
-            Self::Composed(_) => &[
+            Self::Composed(..) => &[
                 ARRIVALS[0],
                 ARRIVALS[1],
                 ARRIVALS[2],
@@ -289,7 +299,7 @@ impl Model {
     /// The model's workload name, as `stagger simulate --workload` takes it.
     pub(crate) const fn name(&self) -> &'static str {
         match self {
-            Self::Composed(_) => "composed",
+            Self::Composed(..) => "composed",
             Self::Herd(_) => "herd",
             Self::Contention(_) => "contention",
             Self::Spike(_) => "spike",
@@ -301,9 +311,9 @@ impl Model {
 
     pub(crate) fn estimate(&self, s: &Strategy) -> Result<Estimate, SimError> {
         match self {
-            Self::Composed(w) => {
+            Self::Composed(w, layers) => {
                 w.validate()?;
-                Ok(w.estimate(s))
+                Ok(w.estimate_layered(s, layers))
             }
             Self::Herd(w) => checked(w, s),
             Self::Contention(w) => checked(w, s),
@@ -321,7 +331,7 @@ impl Model {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         match self {
-            Self::Composed(w) => w.run_within(s, seed, max_events),
+            Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
             Self::Herd(w) => w.run_within(s, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
             Self::Spike(w) => w.run_within(s, seed, max_events),
@@ -465,21 +475,14 @@ impl Scenario {
             .retry
             .split_first()
             .ok_or("no [[retry]] layer: a scenario needs one retry configuration at least")?;
+        // The inner layers, outermost first: each makes its attempts inside one attempt of
+        // the layer above. Their policy and nesting rule act; a deadline of their own acts on
+        // the composed model; what else they set is refused, since no model runs it yet.
+        let mut layers = Vec::with_capacity(inner.len());
         for (i, layer) in inner.iter().enumerate() {
-            layer
-                .validate()
-                .map_err(|e| format!("retry[{}]: {e}", i + 1))?;
-            if layer.nested == Some(Nested::Retry) {
-                return Err(format!(
-                    "retry[{}]: nested = \"retry\" inside another layer is not modelled yet; \
-                     with the default (single-attempt) only the outermost layer retries",
-                    i + 1
-                ));
-            }
-            // An inner layer makes one attempt inside the outer one's: its policy does not
-            // act, but these would, and no model runs them yet.
+            let n = i + 1;
+            layer.validate().map_err(|e| format!("retry[{n}]: {e}"))?;
             let set = [
-                (layer.timeout.is_some(), "timeout"),
                 (layer.attempt_timeout.is_some(), "attempt_timeout"),
                 (layer.idempotent.is_some(), "idempotent"),
                 (layer.budget.is_some(), "budget"),
@@ -494,15 +497,19 @@ impl Scenario {
                     layer.server_wait_dispersal.is_some(),
                     "server_wait_dispersal",
                 ),
-                (layer.policy.deadline().is_some(), "a preset's deadline"),
             ];
             if let Some((_, key)) = set.iter().find(|(on, _)| *on) {
                 return Err(format!(
-                    "retry[{}].{key}: an inner layer's settings are not modelled yet (it makes \
-                     one attempt inside the outer layer's); set them on the outer layer",
-                    i + 1
+                    "retry[{n}].{key}: an inner layer's {key} is not modelled yet; set it on the \
+                     outer layer"
                 ));
             }
+            let policy =
+                SimPolicy::Catalog(layer.to_config().map_err(|e| format!("retry[{n}]: {e}"))?);
+            let settings = layer
+                .to_settings()
+                .map_err(|e| format!("retry[{n}]: {e}"))?;
+            layers.push((n, compose::Layer { policy, settings }));
         }
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
         let mut strategy =
@@ -826,7 +833,7 @@ impl Scenario {
                 model.budget_scope = budget_scope;
                 model.dispersal = settings.dispersal();
                 model.gate = outer.gate.is_some();
-                Model::Composed(model)
+                Model::Composed(model, Vec::new())
             }
             ClientKind::Fixed if d.always_fails == Some(true) => {
                 let m = "herd";
@@ -861,6 +868,27 @@ impl Scenario {
                 ));
             }
         };
+        // Inner layers: the composed model runs them; the others only the default, one attempt
+        // inside the outer layer's, which is the outer layer alone, and with nothing else set.
+        let mut model = model;
+        if matches!(model, Model::Composed(..)) {
+            model.set_layers(layers.into_iter().map(|(_, layer)| layer).collect());
+        } else if let Some((n, layer)) = layers
+            .iter()
+            .find(|(_, l)| l.settings.nested() == Nested::Retry || l.settings.timeout().is_some())
+        {
+            let what = if layer.settings.nested() == Nested::Retry {
+                "nested = \"retry\""
+            } else {
+                "a deadline of its own"
+            };
+            return Err(format!(
+                "retry[{n}]: {what} in an inner layer runs on the composed model only, not \
+                 the {} model; with the default (single-attempt) only the outermost layer \
+                 retries",
+                model.name()
+            ));
+        }
         // Whatever the branches above have not refused: every key the file sets must be one
         // the chosen model reads.
         let reads = model.reads();

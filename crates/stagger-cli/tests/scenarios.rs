@@ -234,6 +234,61 @@ fn an_outages_deadline_and_retry_after_in_a_file_give_the_workloads_rows() {
 }
 
 #[test]
+fn nested_layers_multiply_their_attempts_unless_the_outer_one_owns_recovery() {
+    let files = Files::new("nested");
+    let w2 = std::fs::read_to_string(scenario("open-loop.toml")).unwrap();
+    let inner = |nested: &str| {
+        format!("{w2}\n[[retry]]\npolicy = \"immediate\"\nmax_attempts = 3\n{nested}")
+    };
+    // The default: the inner layer makes one attempt inside each of the outer one's, and the
+    // outer layer alone retries: the same row as without it.
+    let owned = files.write("owned.toml", &inner(""));
+    assert_eq!(row(&owned), row(&scenario("open-loop.toml")));
+    // Two layers that both retry: each outer attempt is an inner run of up to 3 attempts at a
+    // failure rate of 0.5, which fails with probability 0.5^3. Per request, 1 + 0.5 + 0.25
+    // attempts per inner run, and sum_{k<4} 0.125^k inner runs: load 1.75 x 1.1426 = 2.0,
+    // success 1 - 0.125^4.
+    let both = files.write("both.toml", &inner("nested = \"retry\"\n"));
+    let (_, got) = row(&both);
+    let load = got["load"].as_f64().unwrap();
+    let success = got["success_rate"].as_f64().unwrap();
+    let requests = got["first_tries"].as_f64().unwrap();
+    // The attempts of one request, exactly: r - 1 failed inner runs of 3, then a last run of
+    // 1, 2 or 3 (a run's third attempt ends it, answered or not).
+    let (mut mean, mut square) = (0.0, 0.0);
+    for r in 1..=4 {
+        let reach = 0.125f64.powi(r - 1);
+        for (k, p) in [(1.0, 0.5), (2.0, 0.25), (3.0, 0.25)] {
+            let attempts = 3.0 * f64::from(r - 1) + k;
+            // Run r is the last if it succeeds, or if it is the fourth.
+            let last = if r == 4 || k < 3.0 { p } else { 0.125 };
+            mean += reach * last * attempts;
+            square += reach * last * attempts * attempts;
+        }
+    }
+    let closed = 1.75 * (1.0 + 0.125 + 0.125f64.powi(2) + 0.125f64.powi(3));
+    assert!((mean - closed).abs() < 1e-12, "{mean} {closed}");
+    let error = ((square - mean * mean) / requests).sqrt();
+    assert!(
+        (load - mean).abs() <= 4.0 * error,
+        "load {load}, closed form {mean} +- {error}"
+    );
+    let p = 1.0 - 0.125f64.powi(4);
+    let error = (p * (1.0 - p) / requests).sqrt();
+    assert!(
+        (success - p).abs() <= 4.0 * error,
+        "success {success}, closed form {p}"
+    );
+    // A dependency that always fails: 4 x 3 = 12 attempts per request, where stagger's default
+    // makes 4 (what `stagger check --layers 2` states for these layers).
+    let down = |text: String| text.replace("failure_rate = 0.5", "failure_rate = 1.0");
+    let (_, worst) = row(&files.write("worst.toml", &down(inner("nested = \"retry\"\n"))));
+    assert_eq!(worst["load"].as_f64(), Some(12.0), "{worst}");
+    let (_, single) = row(&files.write("single.toml", &down(inner(""))));
+    assert_eq!(single["load"].as_f64(), Some(4.0), "{single}");
+}
+
+#[test]
 fn the_storms_limiter_and_gate_in_a_file_give_the_workloads_rows() {
     let files = Files::new("storm-settings");
     let storm = std::fs::read_to_string(scenario("throttle.toml")).unwrap();
@@ -436,8 +491,9 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         (
             "nested.toml",
-            format!("{base}\n[[retry]]\npolicy = \"immediate\"\nnested = \"retry\"\n"),
-            "retry[1]: nested = \"retry\"",
+            std::fs::read_to_string(scenario("herd.toml")).unwrap()
+                + "\n[[retry]]\npolicy = \"immediate\"\nnested = \"retry\"\n",
+            "retry[1]: nested = \"retry\" in an inner layer runs on the composed model only",
         ),
         (
             "badpolicy.toml",
@@ -480,8 +536,10 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         (
             "inner.toml",
-            format!("{base}\n[[retry]]\npolicy = \"immediate\"\ntimeout = \"1ms\"\n"),
-            "retry[1].timeout",
+            format!(
+                "{base}\n[[retry]]\npolicy = \"immediate\"\n[retry.budget]\nbudget = \"aws-standard\"\n"
+            ),
+            "retry[1].budget",
         ),
         (
             "fanout.toml",

@@ -13,9 +13,11 @@
 //!   window says so, and a limiter in front ([`Limiter`]: a token bucket answering 429, or a
 //!   concurrency limit answering 503, each with its wait).
 //!
-//! The retry stack is the [`Strategy`]: the engine's run per request, with the deadline
+//! The retry stack is the [`Strategy`] (the engine's run per request, with the deadline
 //! ([`Composed::deadline`]), the dispersal above a server's wait, a shared gate if asked for,
-//! and a budget held per source, per request or shared by all ([`BudgetScope`]). Four
+//! and a budget held per source, per request or shared by all ([`BudgetScope`])) and, with
+//! [`Composed::run_layered`], retry layers inside it ([`Layer`]), each attempt of a layer a run
+//! of the one below. Four
 //! canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
 //! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
@@ -54,7 +56,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Dispersal, Settings};
+use stagger_core::engine::{Dispersal, Settings, StopReason, Stopped};
 use stagger_core::gate::{Gate, Gated};
 use stagger_core::{Failure, Rng, SeededRng};
 
@@ -64,7 +66,7 @@ use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::workload::call::{Call, Next, Pace};
+use crate::workload::call::{Call, Settled};
 use crate::workload::slots::Slots;
 use crate::workload::throttle::{RateLimiter, RetryAfterForm};
 use crate::workload::{
@@ -312,10 +314,52 @@ struct Source {
 /// A request in flight: its engine run, its source, whether its first attempt met the
 /// outage, and the earliest time a limiter's wait lets its next attempt reach the dependency.
 struct Request {
+    /// The outermost layer's run.
     call: Call,
+    /// The runs of the inner layers in progress, outermost first: each makes its attempts
+    /// inside one attempt of the layer above.
+    inner: Vec<Call>,
     source: u32,
     met: bool,
     not_before: Nanos,
+    /// Attempts sent to the dependency.
+    sent: u32,
+}
+
+impl Request {
+    /// The innermost run in progress: the one whose attempt comes next.
+    fn top(&mut self) -> &mut Call {
+        self.inner.last_mut().unwrap_or(&mut self.call)
+    }
+}
+
+/// A retry layer inside the outermost one: a layer of the stack between the client and the
+/// dependency, whose run starts inside each attempt of the layer above. Under its settings'
+/// default ([`Nested::SingleAttempt`](stagger_core::engine::Nested::SingleAttempt)) it makes
+/// one attempt and leaves recovery to the layer above, as stagger's executors do; under
+/// `Nested::Retry` it retries on its own, and the layers' attempts multiply. It holds no
+/// budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Layer {
+    /// Its policy.
+    pub policy: crate::strategy::SimPolicy,
+    /// Its settings: the nesting rule, and a deadline of its own if any.
+    pub settings: Settings,
+}
+
+/// How a run in a request's stack ended.
+enum Ended {
+    Succeeded { latency: Nanos },
+    GaveUp(Stopped),
+}
+
+/// The failure an inner layer's end shows the layer above: its last failure, or a timeout if
+/// it stopped at its deadline, or sent nothing.
+fn failure_of(stopped: &Stopped) -> Failure {
+    match stopped.reason {
+        StopReason::Deadline | StopReason::WaitExceedsDeadline { .. } => Failure::Timeout,
+        _ => stopped.summary.last_failure.unwrap_or(Failure::Timeout),
+    }
 }
 
 impl Source {
@@ -652,6 +696,24 @@ impl Composed {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        self.run_layered(strategy, &[], seed, max_events)
+    }
+
+    /// [`Composed::run_within`] with `inner` retry layers between the outermost one (the
+    /// strategy's) and the dependency, outermost first: each attempt of a layer is a run of the
+    /// layer below, and only the innermost layer's attempts reach the dependency (the load
+    /// counts those). The request's success or give-up is the outermost layer's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run_within`], and an inner layer's invalid policy.
+    pub fn run_layered(
+        &self,
+        strategy: &Strategy,
+        inner: &[Layer],
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
         if strategy.hedging.is_some() {
             return Err(SimError::NotApplicable {
                 param: "hedge",
@@ -659,9 +721,30 @@ impl Composed {
             });
         }
         self.validate()?;
-        let mut run = Loop::new(self, strategy, seed)?;
+        for layer in inner {
+            layer.policy.build(SeededRng::new(0))?;
+        }
+        let mut run = Loop::new(self, strategy, inner, seed)?;
         run.go(max_events)?;
         Ok(run.row())
+    }
+
+    /// [`Composed::estimate`] with `inner` retry layers: each layer that retries on its own
+    /// multiplies the attempts by as many as it makes at most, its policy's limit (an upper
+    /// bound: under its default a layer makes one).
+    #[must_use]
+    pub fn estimate_layered(&self, strategy: &Strategy, inner: &[Layer]) -> Estimate {
+        let base = self.estimate(strategy);
+        let factor = inner
+            .iter()
+            .filter(|l| l.settings.nested() == stagger_core::engine::Nested::Retry)
+            .map(|l| {
+                Plan::new(&Strategy::of(l.policy))
+                    .max_attempts
+                    .clamp(1, 1_000) as f64
+            })
+            .product::<f64>();
+        Estimate::of(base.events as f64 * factor, base.bytes as f64)
     }
 }
 
@@ -741,6 +824,10 @@ const DESTINATION: &str = "dependency";
 struct Loop<'a> {
     model: &'a Composed,
     strategy: &'a Strategy,
+    /// The inner layers, outermost first.
+    layers: &'a [Layer],
+    /// The inner layers' budget: none.
+    no_budget: Rc<dyn Budget>,
     settings: Settings,
     sources: Vec<Source>,
     /// A budget per request: the strategy has one, so each request forks its own.
@@ -758,7 +845,12 @@ struct Loop<'a> {
 }
 
 impl<'a> Loop<'a> {
-    fn new(model: &'a Composed, strategy: &'a Strategy, seed: u64) -> Result<Self, SimError> {
+    fn new(
+        model: &'a Composed,
+        strategy: &'a Strategy,
+        layers: &'a [Layer],
+        seed: u64,
+    ) -> Result<Self, SimError> {
         let mut world = SeededRng::new(seed);
         let n = model.clients.count() as usize;
         let end = nanos(model.duration);
@@ -862,6 +954,8 @@ impl<'a> Loop<'a> {
         let mut run = Self {
             model,
             strategy,
+            layers,
+            no_budget: none_budget(),
             settings,
             sources,
             budget_each,
@@ -944,7 +1038,7 @@ impl<'a> Loop<'a> {
             check_events(self.metrics.events, max_events)?;
             match event {
                 Event::Arrival(c) => self.arrival(c, now)?,
-                Event::Send(slot) => self.send(slot, now),
+                Event::Send(slot) => self.send(slot, now)?,
                 Event::Arrive(slot) => self.arrive(slot, now),
                 Event::Served(slot, outcome) => self.served(slot, now, outcome),
                 Event::Answer(slot, outcome) => self.answer(slot, now, outcome),
@@ -983,35 +1077,60 @@ impl<'a> Loop<'a> {
         }
         let slot = self.requests.insert(Request {
             call,
+            inner: Vec::new(),
             source: c,
             met: false,
             not_before: 0,
+            sent: 0,
         });
-        self.send(slot, now);
-        Ok(())
+        self.send(slot, now)
     }
 
     /// The request in `slot` sends an attempt at `now`, if the engine lets it: a gate may hold
-    /// it to a later slot.
-    fn send(&mut self, slot: u32, now: Nanos) {
+    /// it to a later slot. An attempt of a layer above the innermost starts a run of the layer
+    /// below, which sends its first attempt at once; the innermost layer's attempt goes to the
+    /// dependency.
+    fn send(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        loop {
+            let Some(request) = self.requests.get(slot) else {
+                return Ok(());
+            };
+            let depth = request.inner.len();
+            let top = request.top();
+            match top.pace(now) {
+                Ok(None) => {}
+                Ok(Some(at)) => {
+                    self.queue.push(at, Event::Send(slot));
+                    return Ok(());
+                }
+                Err(stopped) => {
+                    self.ended(slot, now, Ended::GaveUp(stopped));
+                    return Ok(());
+                }
+            }
+            if let Err(stopped) = top.try_begin(now) {
+                self.ended(slot, now, Ended::GaveUp(stopped));
+                return Ok(());
+            }
+            let Some(layer) = self.layers.get(depth) else {
+                break;
+            };
+            let rng = self.sources[request.source as usize].policies.fork();
+            let mut call = Call::start(
+                &Strategy::of(layer.policy),
+                rng,
+                self.no_budget.clone(),
+                layer.settings,
+                now,
+            )?;
+            call.nest();
+            request.inner.push(call);
+        }
         let Some(request) = self.requests.get(slot) else {
-            return;
+            return Ok(());
         };
-        match request.call.ready(now, &mut self.metrics) {
-            Pace::Go => {}
-            Pace::At(at) => {
-                self.queue.push(at, Event::Send(slot));
-                return;
-            }
-            Pace::GaveUp => {
-                self.finish(slot, now);
-                return;
-            }
-        }
-        if request.call.begin(now, &mut self.metrics).is_none() {
-            self.finish(slot, now);
-            return;
-        }
+        request.sent += 1;
+        self.metrics.attempt(now, request.sent);
         let c = request.source as usize;
         match self.model.network {
             Network::RoundTrip(rtt) => {
@@ -1024,6 +1143,7 @@ impl<'a> Loop<'a> {
                 self.queue.push(at, Event::Arrive(slot));
             }
         }
+        Ok(())
     }
 
     /// The attempt of the request in `slot` reaches the dependency at `now` (one-way network).
@@ -1128,7 +1248,7 @@ impl<'a> Loop<'a> {
         {
             if let Some(request) = self.requests.get(slot)
                 && !request.met
-                && request.call.attempts() == 1
+                && request.sent == 1
             {
                 request.met = true;
                 self.outage.met += 1;
@@ -1158,24 +1278,58 @@ impl<'a> Loop<'a> {
             Outcome::Throttled(wait) => Err(Failure::Throttled(Some(Duration::from_nanos(wait)))),
             Outcome::Busy(wait) => Err(Failure::RetryAfter(Duration::from_nanos(wait))),
         };
-        let before = self.metrics.successes;
         let Some(request) = self.requests.get(slot) else {
             return;
         };
+        let source = request.source as usize;
+        let top = request.top();
         if let Err(failure) = &result
-            && request.call.wants_spread(failure)
+            && top.wants_spread(failure)
         {
-            let rng = self.sources[request.source as usize].policies.fork();
-            request.call.give_spread(rng);
+            top.give_spread(self.sources[source].policies.fork());
         }
-        match request.call.end(now, result, &mut self.metrics) {
-            Next::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
-            Next::Done => {
-                if request.met && self.metrics.successes > before {
-                    self.outage.met_succeeded += 1;
+        match top.settle(now, result) {
+            Settled::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
+            Settled::Succeeded { latency } => {
+                self.ended(slot, now, Ended::Succeeded { latency });
+            }
+            Settled::GaveUp(stopped) => self.ended(slot, now, Ended::GaveUp(stopped)),
+        }
+    }
+
+    /// The innermost run in progress of the request in `slot` ended at `now`: an inner layer's
+    /// end is the answer to the attempt of the layer above, which may retry (a new run of the
+    /// layer below); the outermost layer's end is the request's, recorded.
+    fn ended(&mut self, slot: u32, now: Nanos, mut ended: Ended) {
+        loop {
+            let Some(request) = self.requests.get(slot) else {
+                return;
+            };
+            if request.inner.pop().is_none() {
+                match ended {
+                    Ended::Succeeded { latency } => {
+                        self.metrics.success(latency);
+                        if request.met {
+                            self.outage.met_succeeded += 1;
+                        }
+                    }
+                    Ended::GaveUp(stopped) => self.metrics.gave_up(stopped.reason),
                 }
                 self.finish(slot, now);
+                return;
             }
+            let result = match &ended {
+                Ended::Succeeded { .. } => Ok(()),
+                Ended::GaveUp(stopped) => Err(failure_of(stopped)),
+            };
+            ended = match request.top().settle(now, result) {
+                Settled::RetryAt(at) => {
+                    self.queue.push(at, Event::Send(slot));
+                    return;
+                }
+                Settled::Succeeded { latency } => Ended::Succeeded { latency },
+                Settled::GaveUp(stopped) => Ended::GaveUp(stopped),
+            };
         }
     }
 

@@ -5,7 +5,9 @@ use std::rc::Rc;
 use stagger_core::budget::Budget;
 use std::time::Duration;
 
-use stagger_core::engine::{Answer, Attempt, Hedge, Hedged, Hedging, Ready, Run, Settings};
+use stagger_core::engine::{
+    Answer, Attempt, Hedge, Hedged, Hedging, Ready, Run, Settings, Stopped,
+};
 use stagger_core::{Failure, SeededRng, Timestamp};
 
 use crate::error::SimError;
@@ -17,16 +19,6 @@ use crate::strategy::{RunningPolicy, Strategy};
 pub(crate) struct Call {
     run: Run<RunningPolicy, Rc<dyn Budget>>,
     started: Nanos,
-}
-
-/// Whether an attempt may be sent: [`Call::ready`].
-pub(crate) enum Pace {
-    /// Now.
-    Go,
-    /// At this time, in the slot reserved for it.
-    At(Nanos),
-    /// Never: the request gave up (recorded).
-    GaveUp,
 }
 
 /// What to do after an attempt.
@@ -84,22 +76,26 @@ impl Call {
         self.run.set_rng(rng);
     }
 
-    /// Attempts begun so far.
-    pub(crate) fn attempts(&self) -> u32 {
-        self.run.attempts()
+    /// Whether the request may send its next attempt at `now`, recording nothing: `Ok(None)`
+    /// to go now, `Ok(Some(at))` to wait for the slot a budget that paces (a gate) holds for
+    /// it, or how the run stopped (the slot came too late).
+    pub(crate) fn pace(&mut self, now: Nanos) -> Result<Option<Nanos>, Stopped> {
+        match self.run.ready(at(now)) {
+            Ready::Go => Ok(None),
+            Ready::Wait(rest) => Ok(Some(now.saturating_add(nanos(rest)))),
+            Ready::GiveUp(stopped) => Err(stopped),
+        }
     }
 
-    /// Whether the request may send its next attempt at `now`: a budget that paces (a gate)
-    /// may hold it to a later slot, or end it (recorded) if the slot comes too late.
-    pub(crate) fn ready(&mut self, now: Nanos, metrics: &mut Metrics) -> Pace {
-        match self.run.ready(at(now)) {
-            Ready::Go => Pace::Go,
-            Ready::Wait(rest) => Pace::At(now.saturating_add(nanos(rest))),
-            Ready::GiveUp(stopped) => {
-                metrics.gave_up(stopped.reason);
-                Pace::GaveUp
-            }
-        }
+    /// The attempt the engine allows at `now`, or how the run stopped, recording nothing.
+    pub(crate) fn try_begin(&mut self, now: Nanos) -> Result<Attempt, Stopped> {
+        self.run.begin(at(now))
+    }
+
+    /// Tells the run that it runs inside another layer's attempt ([`Run::mark_nested`]): under
+    /// its settings' default it then makes one attempt and leaves recovery to that layer.
+    pub(crate) fn nest(&mut self) {
+        self.run.mark_nested();
     }
 
     /// Asks to send an attempt at `now`: its number, or `None` if the request gave up (recorded).
@@ -125,7 +121,7 @@ impl Call {
     /// The attempt the engine allows at `now`, recorded, or `None` if the request gave up
     /// (recorded).
     fn begin_attempt(&mut self, now: Nanos, metrics: &mut Metrics) -> Option<Attempt> {
-        match self.run.begin(at(now)) {
+        match self.try_begin(now) {
             Ok(attempt) => {
                 metrics.attempt(now, attempt.number);
                 Some(attempt)
@@ -145,26 +141,47 @@ impl Call {
         result: Result<(), Failure>,
         metrics: &mut Metrics,
     ) -> Next {
+        match self.settle(now, result) {
+            Settled::RetryAt(at) => Next::RetryAt(at),
+            Settled::Succeeded { latency } => {
+                metrics.success(latency);
+                Next::Done
+            }
+            Settled::GaveUp(stopped) => {
+                metrics.gave_up(stopped.reason);
+                Next::Done
+            }
+        }
+    }
+
+    /// [`Call::end`], recording nothing: when to retry, or how the request ended.
+    pub(crate) fn settle(&mut self, now: Nanos, result: Result<(), Failure>) -> Settled {
         match result {
             Ok(()) => match self.run.succeeded(at(now)) {
-                Ok(_) => {
-                    metrics.success(now - self.started);
-                    Next::Done
-                }
-                Err(stopped) => {
-                    metrics.gave_up(stopped.reason);
-                    Next::Done
-                }
+                Ok(_) => Settled::Succeeded {
+                    latency: now - self.started,
+                },
+                Err(stopped) => Settled::GaveUp(stopped),
             },
             Err(failure) => match self.run.failed(at(now), failure) {
-                Ok(retry) => Next::RetryAt(now.saturating_add(nanos(retry.delay))),
-                Err(stopped) => {
-                    metrics.gave_up(stopped.reason);
-                    Next::Done
-                }
+                Ok(retry) => Settled::RetryAt(now.saturating_add(nanos(retry.delay))),
+                Err(stopped) => Settled::GaveUp(stopped),
             },
         }
     }
+}
+
+/// How an attempt's answer leaves a request: [`Call::settle`].
+pub(crate) enum Settled {
+    /// Send the next attempt at this time.
+    RetryAt(Nanos),
+    /// It succeeded, this long after it started.
+    Succeeded {
+        /// From the request's start to its success.
+        latency: Nanos,
+    },
+    /// It gave up.
+    GaveUp(Stopped),
 }
 
 /// A request that hedges: its engine run, which sends attempts beside those in flight
