@@ -57,6 +57,16 @@ fn three_attempts_through_three_layers_are_27_calls_or_3_with_stagger_and_the_fi
     let report = &reports(&file, &["--layers", "3"])[0];
     assert_eq!(report["layers"]["uncoordinated"], 27);
     assert_eq!(report["layers"]["owned"], 3);
+    // The stack simulated in the total outage: every layer retrying sends 27 attempts per
+    // request to the dependency, the default 3, the same as the outage run without a budget.
+    let simulated = &report["layers"]["simulated"];
+    assert_eq!(simulated["uncoordinated"].as_f64(), Some(27.0), "{simulated}");
+    assert_eq!(simulated["owned"].as_f64(), Some(3.0), "{simulated}");
+    assert_eq!(
+        report["outage"]["without_budget"].as_f64(),
+        Some(3.0),
+        "{report}"
+    );
     let w = warnings(report);
     let (_, fix) = w
         .iter()
@@ -92,6 +102,11 @@ fn a_configuration_that_asks_each_layer_to_retry_is_told_so() {
     let report = &reports(file.to_str().unwrap(), &["--layers", "3"])[0];
     assert_eq!(report["layers"]["nested"], "retry");
     assert_eq!(report["layers"]["uncoordinated"], 64);
+    // Simulated, the 3 s deadline at every layer cuts the 64 short, and the default makes 4.
+    let simulated = &report["layers"]["simulated"];
+    let every = simulated["uncoordinated"].as_f64().unwrap();
+    assert!(every > 16.0 && every < 64.0, "{simulated}");
+    assert_eq!(simulated["owned"].as_f64(), Some(4.0), "{simulated}");
     let w = warnings(report);
     assert!(
         w.iter()

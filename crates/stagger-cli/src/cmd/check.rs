@@ -17,6 +17,7 @@ use stagger_core::config::grpc::ServiceConfig;
 use stagger_core::duration::human;
 use stagger_core::engine::{Hedging, Nested, Settings};
 use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
+use stagger_sim::compose::{self, Composed};
 use stagger_sim::scoreboard::{RECOVERED, THROTTLE_SEEDS};
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
@@ -131,6 +132,20 @@ struct Layers {
     owned: u64,
     /// What this configuration asks for inside another executor.
     nested: &'static str,
+    /// The same layers simulated in the total outage (every attempt failing), attempts per
+    /// request reaching the dependency, with no budget and the configuration's deadline at
+    /// every layer: `None` for one layer, a hedged configuration, or a stack too large to
+    /// simulate within the check's limits.
+    simulated: Option<SimulatedLayers>,
+}
+
+/// Attempts per request through the layers, measured on the simulator's composed model.
+#[derive(Debug, Serialize)]
+struct SimulatedLayers {
+    /// Every layer retrying on its own (`nested = "retry"` in each inner layer).
+    uncoordinated: f64,
+    /// stagger's default in every inner layer (`nested = "single-attempt"`).
+    owned: f64,
 }
 
 /// The load on a dependency that is down, measured.
@@ -380,6 +395,37 @@ impl Budgeted {
         }
     }
 
+    /// Runs `model` with `layers` inside `strategy`'s layer as [`Budgeted::run`] does, or
+    /// `None` if the run would take the check past its limits (a stack that multiplies its
+    /// attempts beyond what is worth simulating).
+    fn try_run_layered(
+        &mut self,
+        model: &Composed,
+        strategy: &Strategy,
+        layers: &[compose::Layer],
+        seed: u64,
+    ) -> Result<Option<ResultRow>, Failure> {
+        model.validate().map_err(sim)?;
+        let estimate = model.estimate_layered(strategy, layers);
+        if self.events.saturating_add(estimate.events) > limits::DEFAULT_MAX_EVENTS
+            || self
+                .memory
+                .is_some_and(|limit| estimate.bytes.saturating_add(limits::process_bytes()) > limit)
+        {
+            return Ok(None);
+        }
+        self.events = self.events.saturating_add(estimate.events);
+        model
+            .run_layered(
+                strategy,
+                layers,
+                seed,
+                estimate.events.saturating_mul(2).saturating_add(10_000),
+            )
+            .map(Some)
+            .map_err(sim)
+    }
+
     fn run<W: Workload>(
         &mut self,
         workload: &W,
@@ -451,6 +497,48 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     let strategy = strategy_of(subject)?;
     let unbudgeted = strategy.with_budget(None);
     let nested = subject.settings.nested();
+    let hedged = subject.hedging.is_some();
+    let mut runs = Budgeted::new();
+    let total_outage = OpenLoop {
+        clients: args.clients,
+        rate: args.rate / args.clients as f64,
+        duration: args.outage,
+        failure_rate: 1.0,
+        ..OpenLoop::default()
+    };
+    // The stack simulated: the configuration at every layer, in a total outage, no budget.
+    let simulated = if hedged || args.layers < 2 {
+        None
+    } else {
+        // The outer layer with the configuration's deadline and dispersal, as each inner one.
+        let mut model = total_outage.composed();
+        model.deadline = subject.settings.timeout();
+        model.dispersal = subject.settings.dispersal();
+        let layers = |nested: Nested| {
+            vec![
+                compose::Layer {
+                    policy: unbudgeted.policy,
+                    settings: subject.settings.with_nested(nested),
+                };
+                args.layers as usize - 1
+            ]
+        };
+        let owned = runs.try_run_layered(
+            &model,
+            &unbudgeted,
+            &layers(Nested::SingleAttempt),
+            args.seed,
+        )?;
+        let uncoordinated =
+            runs.try_run_layered(&model, &unbudgeted, &layers(Nested::Retry), args.seed)?;
+        match (owned, uncoordinated) {
+            (Some(owned), Some(uncoordinated)) => Some(SimulatedLayers {
+                uncoordinated: uncoordinated.load,
+                owned: owned.load,
+            }),
+            _ => None,
+        }
+    };
     let layers = Layers {
         layers: args.layers,
         uncoordinated: u64::from(attempts).checked_pow(args.layers),
@@ -460,20 +548,13 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         } else {
             "single-attempt"
         },
+        simulated,
     };
 
-    let hedged = subject.hedging.is_some();
-    let mut runs = Budgeted::new();
     let outage = if hedged {
         None
     } else {
-        let model = OpenLoop {
-            clients: args.clients,
-            rate: args.rate / args.clients as f64,
-            duration: args.outage,
-            failure_rate: 1.0,
-            ..OpenLoop::default()
-        };
+        let model = total_outage;
         let without = runs.run(&model, &unbudgeted, args.seed)?.load;
         let with = match subject.budget {
             Some(_) => Some(runs.run(&model, &strategy, args.seed)?.load),
@@ -816,6 +897,13 @@ fn text(r: &Report) -> String {
             l.owned
         );
         let _ = writeln!(s, "  this configuration asks for nested = \"{}\"", l.nested);
+        if let Some(m) = &l.simulated {
+            let _ = writeln!(
+                s,
+                "  simulated in the total outage below, no budget, the deadline at every layer: {:.2} attempts per request when every layer retries, {:.2} with stagger's default",
+                m.uncoordinated, m.owned
+            );
+        }
     }
 
     if let Some(o) = &r.outage {
