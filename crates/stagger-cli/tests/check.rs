@@ -60,7 +60,11 @@ fn three_attempts_through_three_layers_are_27_calls_or_3_with_stagger_and_the_fi
     // The stack simulated in the total outage: every layer retrying sends 27 attempts per
     // request to the dependency, the default 3, the same as the outage run without a budget.
     let simulated = &report["layers"]["simulated"];
-    assert_eq!(simulated["uncoordinated"].as_f64(), Some(27.0), "{simulated}");
+    assert_eq!(
+        simulated["uncoordinated"].as_f64(),
+        Some(27.0),
+        "{simulated}"
+    );
     assert_eq!(simulated["owned"].as_f64(), Some(3.0), "{simulated}");
     assert_eq!(
         report["outage"]["without_budget"].as_f64(),
@@ -178,6 +182,10 @@ fn a_grpc_service_config_reports_its_policy_and_its_throttling() {
         text.contains("the retry policy of helloworld.Greeter"),
         "{text}"
     );
+    // The method config's timeout is the call's deadline.
+    assert_eq!(report["deadline"], "5 s", "{report}");
+    let notes = report["notes"].to_string();
+    assert!(!notes.contains("timeout"), "{notes}");
 }
 
 #[test]
@@ -220,6 +228,14 @@ fn what_the_runs_do_not_model_is_said_and_the_deadline_reaches_the_outage() {
         "{} vs {}",
         outage(deadline),
         outage(plain)
+    );
+    // And to the total outage: 8 attempts spread over more than 200 ms are cut short.
+    let total = |r: &Value| r["outage"]["without_budget"].as_f64().unwrap();
+    assert_eq!(total(plain), 8.0, "{plain}");
+    assert!(
+        total(deadline) < 8.0,
+        "{} attempts per request within 200 ms",
+        total(deadline)
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

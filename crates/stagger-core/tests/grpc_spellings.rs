@@ -304,7 +304,6 @@ fn known_keys_the_import_does_not_use_are_accepted_and_ignored() {
         ("service config", "healthCheckConfig", "health_check_config"),
         ("service config", "connectionScaling", "connection_scaling"),
         ("method config", "waitForReady", "wait_for_ready"),
-        ("method config", "timeout", "timeout"),
         (
             "method config",
             "maxRequestMessageBytes",
@@ -352,6 +351,45 @@ fn known_keys_the_import_does_not_use_are_accepted_and_ignored() {
             let err = policy_error(&typo);
             assert!(err.path().ends_with(&format!("{key}x")), "{typo}: {err}");
             assert!(err.message().starts_with("unknown key"), "{typo}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_method_configs_timeout_is_read_as_the_calls_deadline_and_checked() {
+    use std::time::Duration;
+    let config = |timeout: &str| {
+        serde_json::from_str::<ServiceConfig>(&format!(
+            r#"{{ "methodConfig": [
+                {{ "name": [{{ "service": "a.B" }}], {timeout} "retryPolicy": {{ {VALID_POLICY} }} }},
+                {{ "name": [{{ "service": "c.D" }}] }}
+            ] }}"#
+        ))
+        .unwrap()
+    };
+    for key in ["timeout", "TIMEOUT", "Timeout"] {
+        let timeouts = config(&format!(r#""{key}": "2.5s","#))
+            .method_timeouts()
+            .unwrap();
+        assert_eq!(timeouts.len(), 1, "{key}");
+        assert_eq!(timeouts[0].0[0].service, "a.B");
+        assert_eq!(timeouts[0].1, Duration::from_millis(2_500));
+    }
+    // None set: none listed, and the policy is read as before.
+    assert!(config("").method_timeouts().unwrap().is_empty());
+    for (bad, says) in [
+        (r#""0s""#, "must be greater than 0"),
+        (r#""-1s""#, "must be greater than 0"),
+        ("5", "must be a proto3 JSON duration"),
+        (r#""5 seconds""#, "must be a proto3 JSON duration"),
+    ] {
+        let c = config(&format!(r#""timeout": {bad},"#));
+        for err in [
+            c.method_timeouts().unwrap_err(),
+            c.retry_policies().unwrap_err(),
+        ] {
+            assert_eq!(err.path(), "methodConfig[0].timeout", "{bad}: {err}");
+            assert!(err.message().starts_with(says), "{bad}: {err}");
         }
     }
 }

@@ -24,15 +24,13 @@ use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::spike::Spike;
 use stagger_sim::workload::throttle::Throttle;
-use stagger_sim::{ResultRow, SimError, SimPolicy, Strategy, Workload};
+use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
 
-/// What a gRPC report says of the method config's `timeout`, which the import leaves out.
-const GRPC_TIMEOUT: &str = "a method config's timeout is not imported (the gRPC import reads \
-    retryPolicy, hedgingPolicy and retryThrottling), so it is not applied here; a maxAttempts \
-    above 5 is read as 5, as gRFC A6 has clients do";
+/// What a gRPC report says of how the import reads the file.
+const GRPC_LIMIT: &str = "a maxAttempts above 5 is read as 5, as gRFC A6 has clients do";
 
 /// The delays the text lists; the JSON lists up to a hundred.
 const SHOWN_DELAYS: usize = 8;
@@ -289,8 +287,8 @@ fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
     let mut unmodelled = Vec::new();
     if settings.timeout().is_some() {
         unmodelled.push(
-            "the deadline is applied to the outage and the 429 storm; the herd and the total \
-             outage model none, so their figures are what the retries do before it"
+            "the deadline is applied to the outage, the total outage and the 429 storm; the herd \
+             models none, so its figures are what the retries do before it"
                 .to_owned(),
         );
     }
@@ -337,16 +335,25 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             .collect::<Vec<_>>()
             .join(", ")
     };
+    // A method config's timeout is the deadline of the whole call, retries and hedges
+    // included (A6).
+    let timeouts = config.method_timeouts().map_err(grpc)?;
+    let settings_of = |names_of: &[stagger_core::config::grpc::MethodName]| {
+        timeouts
+            .iter()
+            .find(|(named, _)| named.as_slice() == names_of)
+            .map_or_else(Settings::new, |(_, t)| Settings::new().with_timeout(*t))
+    };
     let mut subjects = Vec::new();
     for (names_of, policy, _codes) in config.retry_policies().map_err(grpc)? {
         subjects.push(Subject {
             source: format!("{shown}, the retry policy of {}", names(&names_of)),
             policy,
             budget,
-            settings: Settings::new(),
+            settings: settings_of(&names_of),
             hedging: None,
             gated: false,
-            unmodelled: vec![GRPC_TIMEOUT.to_owned()],
+            unmodelled: vec![GRPC_LIMIT.to_owned()],
         });
     }
     for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
@@ -357,10 +364,10 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
                 stagger_core::policy::Immediate::new().with_max_attempts(hedging.max_attempts()),
             ),
             budget,
-            settings: Settings::new(),
+            settings: settings_of(&names_of),
             hedging: Some(hedging),
             gated: false,
-            unmodelled: vec![GRPC_TIMEOUT.to_owned()],
+            unmodelled: vec![GRPC_LIMIT.to_owned()],
         });
     }
     if subjects.is_empty() {
@@ -416,24 +423,14 @@ impl Budgeted {
         }
         self.events = self.events.saturating_add(estimate.events);
         model
-            .run_layered(
-                strategy,
-                layers,
-                seed,
-                estimate.events.saturating_mul(2).saturating_add(10_000),
-            )
+            .run_layered(strategy, layers, seed, stop_after(estimate))
             .map(Some)
             .map_err(sim)
     }
 
-    fn run<W: Workload>(
-        &mut self,
-        workload: &W,
-        strategy: &Strategy,
-        seed: u64,
-    ) -> Result<ResultRow, Failure> {
-        workload.validate().map_err(sim)?;
-        let estimate = workload.estimate(strategy);
+    /// Counts `estimate` into the check's events, refusing a run that would take it past
+    /// the limits `stagger simulate` keeps by default.
+    fn admit(&mut self, estimate: Estimate, strategy: &Strategy) -> Result<(), Failure> {
         self.events = self.events.saturating_add(estimate.events);
         if self.events > limits::DEFAULT_MAX_EVENTS {
             return Err(Failure::Usage(format!(
@@ -455,14 +452,42 @@ impl Budgeted {
                 Bytes(limit)
             )));
         }
+        Ok(())
+    }
+
+    fn run<W: Workload>(
+        &mut self,
+        workload: &W,
+        strategy: &Strategy,
+        seed: u64,
+    ) -> Result<ResultRow, Failure> {
+        workload.validate().map_err(sim)?;
+        let estimate = workload.estimate(strategy);
+        self.admit(estimate, strategy)?;
         workload
-            .run_within(
-                strategy,
-                seed,
-                estimate.events.saturating_mul(2).saturating_add(10_000),
-            )
+            .run_within(strategy, seed, stop_after(estimate))
             .map_err(sim)
     }
+
+    /// [`Budgeted::run`] for the composed model.
+    fn run_composed(
+        &mut self,
+        model: &Composed,
+        strategy: &Strategy,
+        seed: u64,
+    ) -> Result<ResultRow, Failure> {
+        model.validate().map_err(sim)?;
+        let estimate = model.estimate(strategy);
+        self.admit(estimate, strategy)?;
+        model
+            .run_within(strategy, seed, stop_after(estimate))
+            .map_err(sim)
+    }
+}
+
+/// The events past which a run of the check is stopped: twice its estimate, and some.
+fn stop_after(estimate: Estimate) -> u64 {
+    estimate.events.saturating_mul(2).saturating_add(10_000)
 }
 
 fn strategy_attempts(strategy: &Strategy) -> u32 {
@@ -499,21 +524,23 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     let nested = subject.settings.nested();
     let hedged = subject.hedging.is_some();
     let mut runs = Budgeted::new();
-    let total_outage = OpenLoop {
+    // The total outage: open sources, every attempt failing, with the configuration's
+    // deadline and dispersal (each layer of a stack has them too).
+    let mut total = OpenLoop {
         clients: args.clients,
         rate: args.rate / args.clients as f64,
         duration: args.outage,
         failure_rate: 1.0,
         ..OpenLoop::default()
-    };
+    }
+    .composed();
+    total.deadline = subject.settings.timeout();
+    total.dispersal = subject.settings.dispersal();
     // The stack simulated: the configuration at every layer, in a total outage, no budget.
     let simulated = if hedged || args.layers < 2 {
         None
     } else {
-        // The outer layer with the configuration's deadline and dispersal, as each inner one.
-        let mut model = total_outage.composed();
-        model.deadline = subject.settings.timeout();
-        model.dispersal = subject.settings.dispersal();
+        let model = total;
         let layers = |nested: Nested| {
             vec![
                 compose::Layer {
@@ -554,10 +581,9 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     let outage = if hedged {
         None
     } else {
-        let model = total_outage;
-        let without = runs.run(&model, &unbudgeted, args.seed)?.load;
+        let without = runs.run_composed(&total, &unbudgeted, args.seed)?.load;
         let with = match subject.budget {
-            Some(_) => Some(runs.run(&model, &strategy, args.seed)?.load),
+            Some(_) => Some(runs.run_composed(&total, &strategy, args.seed)?.load),
             None => None,
         };
         Some(OutageLoad {

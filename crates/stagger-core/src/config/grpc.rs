@@ -14,6 +14,7 @@
 //! | `hedgingPolicy` | `maxAttempts` (`max_attempts`) | required, a JSON integer greater than 1; above 5 is treated as 5 | [`Hedging::max_attempts`] |
 //! | `hedgingPolicy` | `hedgingDelay` (`hedging_delay`) | optional, a proto3 JSON duration, not negative; absent is `"0s"`, every attempt at once | a fixed [`Hedging::delay`] |
 //! | `hedgingPolicy` | `nonFatalStatusCodes` (`non_fatal_status_codes`) | optional, may be empty (absent is empty: every failure is fatal); codes as integers or case-insensitive names, but not `OK` | [`RetryableCodes`] |
+//! | method config | `timeout` | optional, a proto3 JSON duration greater than 0 | the deadline of the whole call, retries included, as A6 has it ([`method_timeouts`](ServiceConfig::method_timeouts)) |
 //! | `retryThrottling` | `maxTokens` (`max_tokens`) | required, a JSON integer in (0, 1000] | [`GrpcThrottle::max_tokens`] |
 //! | `retryThrottling` | `tokenRatio` (`token_ratio`) | required, a JSON number greater than 0; decimals beyond the third ignored | [`GrpcThrottle::token_ratio`] |
 //!
@@ -73,7 +74,7 @@
 //! | object | ignored keys (proto names) |
 //! |---|---|
 //! | service config | `loadBalancingConfig` (`load_balancing_config`), `loadBalancingPolicy` (`load_balancing_policy`), `healthCheckConfig` (`health_check_config`), `connectionScaling` (`connection_scaling`) |
-//! | method config | `waitForReady` (`wait_for_ready`), `timeout`, `maxRequestMessageBytes` (`max_request_message_bytes`), `maxResponseMessageBytes` (`max_response_message_bytes`) |
+//! | method config | `waitForReady` (`wait_for_ready`), `maxRequestMessageBytes` (`max_request_message_bytes`), `maxResponseMessageBytes` (`max_response_message_bytes`) |
 //! | `retryPolicy` | `perAttemptRecvTimeout` (`per_attempt_recv_timeout`) |
 //!
 //! A method config's `name` entries are read (`service`, `method`), and its `retryPolicy`
@@ -211,7 +212,7 @@ impl ServiceConfig {
         Ok(self
             .method_configs(limit)?
             .into_iter()
-            .filter_map(|policy| match policy {
+            .filter_map(|(_, policy, _)| match policy {
                 MethodPolicy::Retry(policy) => Some(policy),
                 _ => None,
             })
@@ -270,7 +271,7 @@ impl ServiceConfig {
         Ok(self
             .method_configs(limit)?
             .into_iter()
-            .filter_map(|policy| match policy {
+            .filter_map(|(_, policy, _)| match policy {
                 MethodPolicy::Hedging(policy) => Some(policy),
                 _ => None,
             })
@@ -279,7 +280,7 @@ impl ServiceConfig {
 
     /// Every method config, in order, with its policy read: both imports read them all, so
     /// that a file is accepted or refused as a whole.
-    fn method_configs(&self, limit: u32) -> Result<Vec<MethodPolicy>, GrpcConfigError> {
+    fn method_configs(&self, limit: u32) -> Result<Vec<MethodConfig>, GrpcConfigError> {
         let top = Fields::of(&Path::top(), &self.fields, &SERVICE_CONFIG)?;
         let Some((path, list)) = top.get("methodConfig") else {
             return Ok(Vec::new());
@@ -292,6 +293,39 @@ impl ServiceConfig {
             .enumerate()
             .map(|(i, item)| method_config(&path.index(i), item, limit.max(1)))
             .collect()
+    }
+
+    /// Every method config's `timeout`, with the methods it names, in order; method configs
+    /// without one are left out. gRPC applies it to the whole call, retries and hedges
+    /// included (A6), so it is the call's deadline
+    /// ([`Settings::with_timeout`](crate::engine::Settings::with_timeout)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::config::grpc::ServiceConfig;
+    ///
+    /// let config: ServiceConfig = serde_json::from_str(r#"{"methodConfig": [{
+    ///     "name": [{"service": "shop.Cart"}],
+    ///     "timeout": "2.5s",
+    ///     "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+    ///                     "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+    /// }]}"#)?;
+    /// let timeouts = config.method_timeouts()?;
+    /// assert_eq!(timeouts[0].0[0].service, "shop.Cart");
+    /// assert_eq!(timeouts[0].1, Duration::from_millis(2_500));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// A [`GrpcConfigError`] naming the first field that breaks one of A6's rules, in any
+    /// method config (as [`retry_policies`](ServiceConfig::retry_policies) does).
+    pub fn method_timeouts(&self) -> Result<Vec<(Vec<MethodName>, Duration)>, GrpcConfigError> {
+        Ok(self
+            .method_configs(MAX_ATTEMPTS_LIMIT)?
+            .into_iter()
+            .filter_map(|(names, _, timeout)| timeout.map(|t| (names, t)))
+            .collect())
     }
 
     /// The `retryThrottling` settings, if the service config has them, as the
@@ -789,29 +823,39 @@ enum MethodPolicy {
     Hedging(MethodHedgingPolicy),
 }
 
-/// One method config: its names and its retry or hedging policy, if it has one.
-fn method_config(path: &Path, json: &Json, limit: u32) -> Result<MethodPolicy, GrpcConfigError> {
+/// One method config as read: its names, its policy and its timeout.
+type MethodConfig = (Vec<MethodName>, MethodPolicy, Option<Duration>);
+
+/// One method config: its names, its retry or hedging policy if it has one, and its timeout.
+fn method_config(path: &Path, json: &Json, limit: u32) -> Result<MethodConfig, GrpcConfigError> {
     let fields = Fields::of(path, json.object(path)?, &METHOD_CONFIG)?;
     let names = match fields.get("name") {
         None => Vec::new(),
         Some((at, list)) => method_names(&at, list)?,
     };
-    match (fields.get("retryPolicy"), fields.get("hedgingPolicy")) {
-        (Some(_), Some(_)) => Err(path.error(format!(
-            "only one of {} or {} may be set",
-            fields.spelling("retryPolicy"),
-            fields.spelling("hedgingPolicy")
-        ))),
+    let timeout = fields
+        .get("timeout")
+        .map(|(at, value)| positive_duration(&at, value))
+        .transpose()?;
+    let policy = match (fields.get("retryPolicy"), fields.get("hedgingPolicy")) {
+        (Some(_), Some(_)) => {
+            return Err(path.error(format!(
+                "only one of {} or {} may be set",
+                fields.spelling("retryPolicy"),
+                fields.spelling("hedgingPolicy")
+            )));
+        }
         (Some((at, retry)), None) => {
             let (config, codes) = retry_policy(&at, retry, limit)?;
-            Ok(MethodPolicy::Retry((names, config, codes)))
+            MethodPolicy::Retry((names.clone(), config, codes))
         }
         (None, Some((at, hedging))) => {
             let (hedging, codes) = hedging_policy(&at, hedging, limit)?;
-            Ok(MethodPolicy::Hedging((names, hedging, codes)))
+            MethodPolicy::Hedging((names.clone(), hedging, codes))
         }
-        (None, None) => Ok(MethodPolicy::Neither),
-    }
+        (None, None) => MethodPolicy::Neither,
+    };
+    Ok((names, policy, timeout))
 }
 
 fn method_names(path: &Path, json: &Json) -> Result<Vec<MethodName>, GrpcConfigError> {
