@@ -248,7 +248,16 @@ fn nested_layers_multiply_their_attempts_unless_the_outer_one_owns_recovery() {
     // failure rate of 0.5, which fails with probability 0.5^3. Per request, 1 + 0.5 + 0.25
     // attempts per inner run, and sum_{k<4} 0.125^k inner runs: load 1.75 x 1.1426 = 2.0,
     // success 1 - 0.125^4.
-    let both = files.write("both.toml", &inner("nested = \"retry\"\n"));
+    // The file under docs/scenarios is this stack.
+    let both = scenario("stack.toml");
+    assert_eq!(
+        std::fs::read_to_string(&both)
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("nested"))
+            .count(),
+        1
+    );
     let (_, got) = row(&both);
     let load = got["load"].as_f64().unwrap();
     let success = got["success_rate"].as_f64().unwrap();
@@ -286,6 +295,22 @@ fn nested_layers_multiply_their_attempts_unless_the_outer_one_owns_recovery() {
     assert_eq!(worst["load"].as_f64(), Some(12.0), "{worst}");
     let (_, single) = row(&files.write("single.toml", &down(inner(""))));
     assert_eq!(single["load"].as_f64(), Some(4.0), "{single}");
+}
+
+#[test]
+fn the_mixed_example_keeps_the_limiters_time_and_its_shared_budget_bounds_the_load() {
+    let files = Files::new("mixed");
+    let mixed = scenario("mixed.toml");
+    let (model, got) = row(&mixed);
+    assert_eq!(model, "composed");
+    assert_eq!(got["early_retries"].as_u64(), Some(0), "{got}");
+    assert!(got["met_outage"].as_u64().unwrap() > 0, "{got}");
+    assert!(got["rejected_per_success"].as_f64().unwrap() > 0.0, "{got}");
+    let text = std::fs::read_to_string(&mixed).unwrap();
+    let (kept, _) = text.split_once("[retry.budget]").unwrap();
+    let (_, unbounded) = row(&files.write("no-budget.toml", kept));
+    let load = |v: &Value| v["load"].as_f64().unwrap();
+    assert!(load(&got) < load(&unbounded), "{got} {unbounded}");
 }
 
 #[test]
