@@ -1091,24 +1091,21 @@ impl<'a> Loop<'a> {
     /// below, which sends its first attempt at once; the innermost layer's attempt goes to the
     /// dependency.
     fn send(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        let Some(request) = self.requests.get(slot) else {
+            return Ok(());
+        };
         loop {
-            let Some(request) = self.requests.get(slot) else {
-                return Ok(());
-            };
             let depth = request.inner.len();
             let top = request.top();
-            match top.pace(now) {
-                Ok(None) => {}
+            let stopped = match top.pace(now) {
+                Ok(None) => top.try_begin(now).err(),
                 Ok(Some(at)) => {
                     self.queue.push(at, Event::Send(slot));
                     return Ok(());
                 }
-                Err(stopped) => {
-                    self.ended(slot, now, Ended::GaveUp(stopped));
-                    return Ok(());
-                }
-            }
-            if let Err(stopped) = top.try_begin(now) {
+                Err(stopped) => Some(stopped),
+            };
+            if let Some(stopped) = stopped {
                 self.ended(slot, now, Ended::GaveUp(stopped));
                 return Ok(());
             }
@@ -1126,9 +1123,6 @@ impl<'a> Loop<'a> {
             call.nest();
             request.inner.push(call);
         }
-        let Some(request) = self.requests.get(slot) else {
-            return Ok(());
-        };
         request.sent += 1;
         self.metrics.attempt(now, request.sent);
         let c = request.source as usize;
