@@ -509,6 +509,9 @@ impl Scenario {
             let settings = layer
                 .to_settings()
                 .map_err(|e| format!("retry[{n}]: {e}"))?;
+            if settings.timeout().is_some_and(|t| t.is_zero()) {
+                return Err(format!("retry[{n}].timeout: must be longer than 0"));
+            }
             layers.push((n, compose::Layer { policy, settings }));
         }
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
@@ -817,6 +820,13 @@ impl Scenario {
                 } else {
                     OpenLoop::default().duration
                 };
+                if c.budget_scope.is_some() && outer.budget.is_none() {
+                    return Err(
+                        "clients.budget_scope: there is no budget to hold; add a [retry.budget] \
+                         to the outer layer"
+                            .to_owned(),
+                    );
+                }
                 let budget_scope = match c.budget_scope {
                     None | Some(Scope::PerSource) => BudgetScope::PerSource,
                     Some(Scope::Shared) => BudgetScope::Shared,

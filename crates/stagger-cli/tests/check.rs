@@ -186,6 +186,19 @@ fn a_grpc_service_config_reports_its_policy_and_its_throttling() {
     assert_eq!(report["deadline"], "5 s", "{report}");
     let notes = report["notes"].to_string();
     assert!(!notes.contains("timeout"), "{notes}");
+    // One longer than the simulator takes is reported, and simulated as a day, which a note
+    // says.
+    let long = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("\"timeout\": \"5s\"", "\"timeout\": \"100000s\"");
+    let path = std::env::temp_dir().join(format!("stagger-check-long-{}.json", std::process::id()));
+    std::fs::write(&path, long).unwrap();
+    let report = &reports(path.to_str().unwrap(), &[])[0];
+    assert!(
+        report["notes"].to_string().contains("simulated as 1 d"),
+        "{report}"
+    );
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]

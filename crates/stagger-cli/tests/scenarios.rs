@@ -308,7 +308,9 @@ fn the_mixed_example_keeps_the_limiters_time_and_its_shared_budget_bounds_the_lo
     assert!(got["rejected_per_success"].as_f64().unwrap() > 0.0, "{got}");
     let text = std::fs::read_to_string(&mixed).unwrap();
     let (kept, _) = text.split_once("[retry.budget]").unwrap();
-    let (_, unbounded) = row(&files.write("no-budget.toml", kept));
+    // Without the budget its scope goes too: a scope with nothing to hold is refused.
+    let kept = kept.replace("budget_scope = \"shared\"\n", "");
+    let (_, unbounded) = row(&files.write("no-budget.toml", &kept));
     let load = |v: &Value| v["load"].as_f64().unwrap();
     assert!(load(&got) < load(&unbounded), "{got} {unbounded}");
 }
@@ -485,6 +487,19 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
                 "rtt = { exp = \"10ms\" }\nnetwork = { exp = \"10ms\" }",
             ),
             "rtt (a round trip) or network (one way), not both",
+        ),
+        (
+            "inner-zero.toml",
+            format!("{base}\n[[retry]]\npolicy = \"immediate\"\ntimeout = \"0s\"\n"),
+            "retry[1].timeout: must be longer than 0",
+        ),
+        (
+            "unheld.toml",
+            base.replace(
+                "kind = \"open\"",
+                "kind = \"open\"\nbudget_scope = \"shared\"",
+            ),
+            "clients.budget_scope: there is no budget to hold",
         ),
         (
             "scope.toml",

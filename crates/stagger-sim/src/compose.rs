@@ -62,7 +62,7 @@ use stagger_core::{Failure, Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, count, grown, ns, peak, room_for};
+use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
@@ -238,7 +238,9 @@ pub enum BudgetScope {
     /// One budget for every source and client.
     Shared,
     /// Each request holds its own: every request is a client of its own (a fleet of one-shot
-    /// clients). Fixed clients always hold theirs this way.
+    /// clients), and open sources merge into one Poisson process of their summed rate. Fixed
+    /// clients hold theirs this way unless the scope is [`BudgetScope::Shared`]; serial
+    /// clients, one process each, refuse it.
     PerRequest,
 }
 
@@ -324,6 +326,11 @@ struct Request {
     not_before: Nanos,
     /// Attempts sent to the dependency.
     sent: u32,
+    /// Whether an attempt of the request has reached the dependency behind the limiter.
+    reached: bool,
+    /// A round trip's time back from the dependency, held while a concurrency limiter serves
+    /// the attempt.
+    trip: Nanos,
 }
 
 impl Request {
@@ -353,12 +360,15 @@ enum Ended {
     GaveUp(Stopped),
 }
 
-/// The failure an inner layer's end shows the layer above: its last failure, or a timeout if
-/// it stopped at its deadline, or sent nothing.
+/// The failure an inner layer's end shows the layer above, as stagger's `RetryError` classifies
+/// it: the last failure the inner run met (a 429's wait included), or, if it sent nothing, a
+/// throttle when its budget refused the first attempt and a rejection otherwise. (Every
+/// simulated call is idempotent, so nothing becomes permanent for that reason.)
 fn failure_of(stopped: &Stopped) -> Failure {
-    match stopped.reason {
-        StopReason::Deadline | StopReason::WaitExceedsDeadline { .. } => Failure::Timeout,
-        _ => stopped.summary.last_failure.unwrap_or(Failure::Timeout),
+    match stopped.summary.last_failure {
+        Some(failure) => failure,
+        None if stopped.reason == StopReason::BudgetRefusedFirstAttempt => Failure::Throttled(None),
+        None => Failure::Rejected,
     }
 }
 
@@ -449,10 +459,15 @@ impl Composed {
         check_failure_rate(self.dependency.failure_rate)?;
         check_window(self.window)?;
         if let Some(w) = self.dependency.outage {
-            if w.lasts.is_zero() || w.at.saturating_add(w.lasts) > self.duration {
+            // The second after it, whose load is measured, must fit too.
+            let end =
+                w.at.saturating_add(w.lasts)
+                    .saturating_add(Duration::from_secs(1));
+            if w.lasts.is_zero() || end > self.duration {
                 return Err(SimError::Invalid {
                     param: "outage",
-                    allowed: "a window longer than 0 that ends within the run's duration",
+                    allowed: "a window longer than 0 that ends at least 1 s before the end of \
+                              the run's duration",
                 });
             }
             if w.retry_after
@@ -502,6 +517,15 @@ impl Composed {
                 }
             }
             Clients::Fixed { .. } => {}
+        }
+        if matches!(self.clients, Clients::Serial { .. })
+            && self.budget_scope == BudgetScope::PerRequest
+        {
+            return Err(SimError::Invalid {
+                param: "budget_scope",
+                allowed: "per-source or shared for serial clients (each serial client is one \
+                          process with one request at a time)",
+            });
         }
         Ok(())
     }
@@ -557,9 +581,12 @@ impl Composed {
             let (_, last) = plan.attempts_within(rtt, f64::INFINITY);
             lifetime = lifetime.max((last + rtt).min(down + rtt));
         }
-        if self.dependency.limiter.is_some() {
-            // Refused requests may live to their deadline.
-            lifetime = lifetime.max(self.deadline.map_or(0.0, ns));
+        if let Some(limiter) = self.dependency.limiter {
+            // A refused request waits at least the told wait before each retry: it may live
+            // that long for every retry it has, up to its deadline.
+            let waits = least_wait(&limiter) as f64 * plan.max_attempts.saturating_sub(1) as f64;
+            let until = self.deadline.map_or(waits, |d| waits.min(ns(d)));
+            lifetime = lifetime.max(until);
         }
         peak(per_ns * lifetime.max(rtt))
     }
@@ -735,16 +762,54 @@ impl Composed {
     #[must_use]
     pub fn estimate_layered(&self, strategy: &Strategy, inner: &[Layer]) -> Estimate {
         let base = self.estimate(strategy);
-        let factor = inner
-            .iter()
-            .filter(|l| l.settings.nested() == stagger_core::engine::Nested::Retry)
+        if inner.is_empty() {
+            return base;
+        }
+        let rtt = self.network.round_trip_mean();
+        let within = |l: &Layer| match (l.settings.timeout(), self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let retrying = || {
+            inner
+                .iter()
+                .filter(|l| l.settings.nested() == stagger_core::engine::Nested::Retry)
+        };
+        // Each layer that retries makes as many attempts as its policy allows within its
+        // deadline (itself within the outer one's): it multiplies the attempts.
+        let factor = retrying()
             .map(|l| {
-                Plan::new(&Strategy::of(l.policy))
-                    .max_attempts
-                    .clamp(1, 1_000) as f64
+                let plan = Plan::new(&Strategy::of(l.policy));
+                match within(l) {
+                    Some(d) => plan.attempts_within(rtt, ns(d)).0.max(1.0),
+                    None => plan.max_attempts.max(1) as f64,
+                }
             })
             .product::<f64>();
-        Estimate::of(base.events as f64 * factor, base.bytes as f64)
+        // A request lives through its inner runs too: at most every outer attempt's inner
+        // runs, each as long as its layer's retries take within its deadline. The requests in
+        // flight grow with that, each holding a run per inner layer.
+        let windows: f64 = retrying()
+            .map(|l| {
+                let until = within(l).map_or(f64::INFINITY, ns);
+                Plan::new(&Strategy::of(l.policy))
+                    .attempts_within(rtt, until)
+                    .1
+            })
+            .sum();
+        let plan = self.plan(strategy);
+        let requests = self.clients.requests(self.duration).max(1.0);
+        let per_ns = requests / ns(self.duration).max(1.0);
+        let lifetime = plan.lifetime(self.dependency.failure_rate, rtt)
+            + plan.max_attempts as f64 * factor * windows;
+        let in_flight = peak(per_ns * lifetime).min(requests);
+        let runs = block(inner.len().saturating_mul(Call::bytes() as usize)) as f64;
+        let held = Slots::<Request>::bytes(in_flight, in_flight)
+            + in_flight * (runs + 2.0 * EventQueue::<Event>::bytes_per_pending());
+        Estimate::of(
+            base.events as f64 * factor,
+            base.bytes as f64 * factor + held,
+        )
     }
 }
 
@@ -820,6 +885,9 @@ fn mean_floor(network: &Network) -> f64 {
 /// The one destination's key in the gate.
 const DESTINATION: &str = "dependency";
 
+/// What the world seed is mixed with for the inner layers' stream.
+const LAYER_STREAM: u64 = 0x6c61_7965_7273_2121;
+
 /// One run's state.
 struct Loop<'a> {
     model: &'a Composed,
@@ -828,6 +896,9 @@ struct Loop<'a> {
     layers: &'a [Layer],
     /// The inner layers' budget: none.
     no_budget: Rc<dyn Budget>,
+    /// The inner layers' policy generators, one per inner run in turn: a stream of its own,
+    /// so that a stack whose inner layers never retry draws what its outer layer alone does.
+    layer_rngs: SeededRng,
     settings: Settings,
     sources: Vec<Source>,
     /// A budget per request: the strategy has one, so each request forks its own.
@@ -854,10 +925,16 @@ impl<'a> Loop<'a> {
         let mut world = SeededRng::new(seed);
         let n = model.clients.count() as usize;
         let end = nanos(model.duration);
+        // One source per request merges the open sources into one Poisson process of their
+        // summed rate.
+        let merged = match (model.clients, model.per_request()) {
+            (Clients::Open { sources, .. }, true) => sources as f64,
+            _ => 1.0,
+        };
         let mean_gap = model
             .clients
             .rate()
-            .map_or(f64::INFINITY, |rate| SECOND as f64 / rate);
+            .map_or(f64::INFINITY, |rate| SECOND as f64 / (rate * merged));
         // With no budget, one "no budget" for all: it holds no state.
         let unlimited = strategy.shared_unlimited();
         let budget_of = |rng: SeededRng, first: Option<&Source>| -> Rc<dyn Budget> {
@@ -929,9 +1006,12 @@ impl<'a> Loop<'a> {
             None => Settings::new(),
         }
         .with_dispersal(model.dispersal);
+        let requests = model.clients.requests(model.duration).max(1.0);
         let room = match model.clients {
             Clients::Serial { .. } => n,
-            _ => room_for(model.in_flight(&model.plan(strategy))).max(model.sources()),
+            _ => {
+                room_for(model.in_flight(&model.plan(strategy)).min(requests)).max(model.sources())
+            }
         };
         let gate = if model.gate {
             Some(Arc::new(Gate::new(1)?))
@@ -956,6 +1036,7 @@ impl<'a> Loop<'a> {
             strategy,
             layers,
             no_budget: none_budget(),
+            layer_rngs: SeededRng::new(seed ^ LAYER_STREAM).fork(),
             settings,
             sources,
             budget_each,
@@ -1082,6 +1163,8 @@ impl<'a> Loop<'a> {
             met: false,
             not_before: 0,
             sent: 0,
+            reached: false,
+            trip: 0,
         });
         self.send(slot, now)
     }
@@ -1097,27 +1180,36 @@ impl<'a> Loop<'a> {
         loop {
             let depth = request.inner.len();
             let top = request.top();
-            let stopped = match top.pace(now) {
-                Ok(None) => top.try_begin(now).err(),
+            let begun = match top.pace(now) {
+                Ok(None) => top.try_begin(now),
                 Ok(Some(at)) => {
                     self.queue.push(at, Event::Send(slot));
                     return Ok(());
                 }
-                Err(stopped) => Some(stopped),
+                Err(stopped) => Err(stopped),
             };
-            if let Some(stopped) = stopped {
-                self.ended(slot, now, Ended::GaveUp(stopped));
-                return Ok(());
-            }
+            let attempt = match begun {
+                Ok(attempt) => attempt,
+                Err(stopped) => {
+                    self.ended(slot, now, Ended::GaveUp(stopped));
+                    return Ok(());
+                }
+            };
             let Some(layer) = self.layers.get(depth) else {
                 break;
             };
-            let rng = self.sources[request.source as usize].policies.fork();
+            // The layer below runs inside this attempt: within the time it has, and its own
+            // deadline if that is sooner, as an executor's attempt is raced against it.
+            let mut settings = layer.settings;
+            if let Some(left) = attempt.remaining {
+                let within = settings.timeout().map_or(left, |own| own.min(left));
+                settings = settings.with_timeout(within);
+            }
             let mut call = Call::start(
                 &Strategy::of(layer.policy),
-                rng,
+                self.layer_rngs.fork(),
                 self.no_budget.clone(),
-                layer.settings,
+                settings,
                 now,
             )?;
             call.nest();
@@ -1171,8 +1263,12 @@ impl<'a> Loop<'a> {
             && !matches!(outcome, Outcome::Busy(_))
         {
             *in_service += 1;
-            self.queue
-                .push(now.saturating_add(*service), Event::Served(slot, outcome));
+            let served = now.saturating_add(*service);
+            // The answer travels back after the service, as long as it would have.
+            if let Some(request) = self.requests.get(slot) {
+                request.trip = back.saturating_sub(now);
+            }
+            self.queue.push(served, Event::Served(slot, outcome));
             return;
         }
         self.queue.push(back, Event::Answer(slot, outcome));
@@ -1189,11 +1285,7 @@ impl<'a> Loop<'a> {
         let Some(request) = self.requests.get(slot) else {
             return;
         };
-        let c = request.source as usize;
-        let back = match self.model.network {
-            Network::OneWay(delay) => now.saturating_add(delay.sample(self.sources[c].server())),
-            Network::RoundTrip(_) => now,
-        };
+        let back = now.saturating_add(request.trip);
         self.queue.push(back, Event::Answer(slot, outcome));
     }
 
@@ -1210,7 +1302,6 @@ impl<'a> Loop<'a> {
     /// probability decide. Marks the request if its first attempt met the outage. On a round
     /// trip, `back` is when the client hears the answer (a limiter's wait runs from then).
     fn reach(&mut self, slot: u32, c: usize, now: Nanos, back: Nanos) -> Outcome {
-        self.count_recovery(now);
         if let Some(limiting) = self.limiting.as_mut() {
             if let Some(request) = self.requests.get(slot)
                 && now < request.not_before
@@ -1237,13 +1328,17 @@ impl<'a> Loop<'a> {
                 };
             }
         }
+        // Admitted: the attempt reaches the dependency (the recovery load counts it), and the
+        // request met the outage if its first attempt to get through found it down.
+        self.count_recovery(now);
+        let first = self
+            .requests
+            .get(slot)
+            .is_some_and(|request| !std::mem::replace(&mut request.reached, true));
         if let Some((down, up, _)) = self.down
             && (down..up).contains(&now)
         {
-            if let Some(request) = self.requests.get(slot)
-                && !request.met
-                && request.sent == 1
-            {
+            if first && let Some(request) = self.requests.get(slot) {
                 request.met = true;
                 self.outage.met += 1;
             }
@@ -1272,23 +1367,41 @@ impl<'a> Loop<'a> {
             Outcome::Throttled(wait) => Err(Failure::Throttled(Some(Duration::from_nanos(wait)))),
             Outcome::Busy(wait) => Err(Failure::RetryAfter(Duration::from_nanos(wait))),
         };
-        let Some(request) = self.requests.get(slot) else {
-            return;
-        };
+        match self.settle_top(slot, now, result) {
+            Some(Settled::RetryAt(at)) => self.queue.push(at, Event::Send(slot)),
+            Some(Settled::Succeeded { latency }) => {
+                self.ended(slot, now, Ended::Succeeded { latency });
+            }
+            Some(Settled::GaveUp(stopped)) => self.ended(slot, now, Ended::GaveUp(stopped)),
+            None => {}
+        }
+    }
+
+    /// The innermost run in progress of the request in `slot` hears `result` at `now`. A run
+    /// that needs a generator for the spread above a server's wait gets one first: the
+    /// outermost from its source's policy generator, an inner one from the inner layers'
+    /// stream. `None` if the slot is empty.
+    fn settle_top(
+        &mut self,
+        slot: u32,
+        now: Nanos,
+        result: Result<(), Failure>,
+    ) -> Option<Settled> {
+        let request = self.requests.get(slot)?;
         let source = request.source as usize;
+        let inner = !request.inner.is_empty();
         let top = request.top();
         if let Err(failure) = &result
             && top.wants_spread(failure)
         {
-            top.give_spread(self.sources[source].policies.fork());
+            let rng = if inner {
+                self.layer_rngs.fork()
+            } else {
+                self.sources[source].policies.fork()
+            };
+            top.give_spread(rng);
         }
-        match top.settle(now, result) {
-            Settled::RetryAt(at) => self.queue.push(at, Event::Send(slot)),
-            Settled::Succeeded { latency } => {
-                self.ended(slot, now, Ended::Succeeded { latency });
-            }
-            Settled::GaveUp(stopped) => self.ended(slot, now, Ended::GaveUp(stopped)),
-        }
+        Some(top.settle(now, result))
     }
 
     /// The innermost run in progress of the request in `slot` ended at `now`: an inner layer's
@@ -1316,13 +1429,14 @@ impl<'a> Loop<'a> {
                 Ended::Succeeded { .. } => Ok(()),
                 Ended::GaveUp(stopped) => Err(failure_of(stopped)),
             };
-            ended = match request.top().settle(now, result) {
-                Settled::RetryAt(at) => {
+            ended = match self.settle_top(slot, now, result) {
+                Some(Settled::RetryAt(at)) => {
                     self.queue.push(at, Event::Send(slot));
                     return;
                 }
-                Settled::Succeeded { latency } => Ended::Succeeded { latency },
-                Settled::GaveUp(stopped) => Ended::GaveUp(stopped),
+                Some(Settled::Succeeded { latency }) => Ended::Succeeded { latency },
+                Some(Settled::GaveUp(stopped)) => Ended::GaveUp(stopped),
+                None => return,
             };
         }
     }

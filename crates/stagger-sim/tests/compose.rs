@@ -228,3 +228,191 @@ fn bad_parts_are_refused_by_name() {
         Err(SimError::NotApplicable { param: "hedge", .. })
     ));
 }
+
+fn one_way(nanos: u64) -> Network {
+    Network::OneWay(Delay::Constant { nanos })
+}
+
+#[test]
+fn a_budget_per_request_merges_open_sources_and_is_refused_for_serial_clients() {
+    let open = Composed {
+        budget_scope: BudgetScope::PerRequest,
+        ..base(Clients::Open {
+            sources: 20,
+            rate: 5.0,
+        })
+    };
+    let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter))
+        .with_budget(Some(BudgetKind::AwsStandard));
+    // 20 sources x 5 a second x 20 s: 2000 requests expected, within 4 standard deviations.
+    let requests = open.run(&s, 1).unwrap().first_tries as f64;
+    assert!(
+        (requests - 2_000.0).abs() < 4.0 * 2_000f64.sqrt(),
+        "{requests}"
+    );
+    let serial = Composed {
+        budget_scope: BudgetScope::PerRequest,
+        ..base(Clients::Serial {
+            clients: 3,
+            rate: 5.0,
+        })
+    };
+    assert!(matches!(
+        serial.validate(),
+        Err(SimError::Invalid {
+            param: "budget_scope",
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_huge_deadline_behind_a_limiter_is_stopped_by_its_limit_not_by_the_allocator() {
+    use stagger_sim::Workload;
+    use stagger_sim::workload::throttle::Throttle;
+    let storm = Throttle {
+        rate: Some(10_000.0),
+        timeout: Duration::from_secs(86_400),
+        ..Throttle::default()
+    };
+    let s = stagger_sim::workload::throttle::trial_strategy();
+    assert_eq!(
+        storm.run_within(&s, 1, 1_000),
+        Err(SimError::EventLimit { limit: 1_000 })
+    );
+}
+
+#[test]
+fn an_outer_deadline_bounds_the_layers_inside_it() {
+    use stagger_core::engine::{Nested, Settings};
+    use stagger_sim::SimPolicy;
+    use stagger_sim::compose::Layer;
+    let mut down = base(Clients::Open {
+        sources: 5,
+        rate: 10.0,
+    });
+    down.dependency.failure_rate = 1.0;
+    down.deadline = Some(Duration::from_secs(1));
+    let inner = Layer {
+        policy: SimPolicy::Catalog(AnyConfig::from(
+            stagger_core::policy::Constant::new()
+                .with_base(Duration::from_secs(1))
+                .with_max_attempts(10),
+        )),
+        settings: Settings::new().with_nested(Nested::Retry),
+    };
+    let outer = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
+    let row = down.run_layered(&outer, &[inner], 1, u64::MAX).unwrap();
+    // The inner layer's retry would wait 1 s, which the outer attempt does not have: one
+    // attempt per inner run, and the outer layer's retries stop at its deadline too.
+    assert!(row.load <= 3.0, "{row:?}");
+    assert!(row.first_tries > 0);
+}
+
+#[test]
+fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
+    let mut served = base(Clients::Open {
+        sources: 5,
+        rate: 10.0,
+    });
+    served.network = Network::RoundTrip(Delay::Constant { nanos: 100_000_000 });
+    served.dependency = Dependency {
+        failure_rate: 0.0,
+        outage: None,
+        limiter: limiter(LimiterKind::Concurrency {
+            limit: 1_000,
+            service: Duration::from_millis(1),
+        }),
+    };
+    let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
+    let row = served.run(&s, 1).unwrap();
+    let p50 = row.p50_ms.unwrap();
+    assert!((100.0..=102.0).contains(&p50), "{p50}");
+}
+
+#[test]
+fn behind_a_limiter_only_admitted_attempts_count_as_reaching_the_dependency() {
+    let mut m = Composed::new(
+        Clients::Open {
+            sources: 1,
+            rate: 100.0,
+        },
+        Duration::from_secs(20),
+        one_way(1_000_000),
+    );
+    m.dependency.outage = window(5, 5, None);
+    m.dependency.limiter = limiter(LimiterKind::Rate {
+        rate: 2.0,
+        burst: 1,
+    });
+    m.deadline = Some(Duration::from_secs(30));
+    let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
+    let row = m.run(&s, 1).unwrap();
+    // 2 a second get through: the second after the outage sees at most 3 of them.
+    assert!(row.recovery_load.unwrap() <= 3, "{row:?}");
+    assert!(row.met_outage.unwrap() > 0, "{row:?}");
+}
+
+#[test]
+fn a_stack_whose_inner_layers_leave_recovery_to_the_outer_one_is_the_outer_one_alone() {
+    use stagger_core::engine::Settings;
+    use stagger_sim::SimPolicy;
+    use stagger_sim::compose::Layer;
+    // Jittered delays above a server's wait: every generator the outer layer draws from.
+    let mut throttling = Composed::new(
+        Clients::Open {
+            sources: 4,
+            rate: 25.0,
+        },
+        Duration::from_secs(20),
+        one_way(1_000_000),
+    );
+    throttling.dependency.failure_rate = 0.2;
+    throttling.dependency.outage = window(5, 5, Some(Duration::from_secs(1)));
+    let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
+    let inner = Layer {
+        policy: SimPolicy::Catalog(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
+        settings: Settings::new(),
+    };
+    let alone = throttling.run(&s, 3).unwrap();
+    let stacked = throttling
+        .run_layered(&s, &[inner, inner], 3, u64::MAX)
+        .unwrap();
+    assert_eq!(
+        serde_json::to_string(&alone).unwrap(),
+        serde_json::to_string(&stacked).unwrap()
+    );
+}
+
+#[test]
+fn an_inner_layers_waits_count_in_the_memory_a_stack_needs() {
+    use stagger_core::engine::{Nested, Settings};
+    use stagger_sim::SimPolicy;
+    use stagger_sim::compose::Layer;
+    // 100 000 requests a second for 3 s, each held 20 s by its inner layer's one retry: every
+    // request is in flight at once (measured at about 500 MB of RSS).
+    let mut down = Composed::new(
+        Clients::Open {
+            sources: 1,
+            rate: 100_000.0,
+        },
+        Duration::from_secs(3),
+        Network::RoundTrip(Delay::Constant { nanos: 10_000_000 }),
+    );
+    down.dependency.failure_rate = 1.0;
+    let outer = Strategy::policy(AnyConfig::from(
+        stagger_core::policy::Immediate::new().with_max_attempts(1),
+    ));
+    let patient = Layer {
+        policy: SimPolicy::Catalog(AnyConfig::from(
+            stagger_core::policy::Constant::new()
+                .with_base(Duration::from_secs(20))
+                .with_max_attempts(2),
+        )),
+        settings: Settings::new().with_nested(Nested::Retry),
+    };
+    let alone = down.estimate(&outer);
+    let stacked = down.estimate_layered(&outer, &[patient]);
+    assert!(stacked.bytes > 200 << 20, "{stacked:?}");
+    assert!(stacked.bytes > 20 * alone.bytes, "{stacked:?} {alone:?}");
+}

@@ -382,6 +382,23 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// The deadline the runs simulate: the configuration's, or a day if it is longer (the
+/// simulator's limit, which no run of the check comes near; a note says so).
+fn simulated_deadline(settings: &Settings) -> Option<Duration> {
+    settings.timeout().map(|t| t.min(MAX_OUTAGE))
+}
+
+/// The note for a deadline longer than the simulator takes.
+fn long_deadline_note(settings: &Settings) -> Option<String> {
+    settings.timeout().filter(|t| *t > MAX_OUTAGE).map(|t| {
+        format!(
+            "the deadline of {} is simulated as {}, the simulator's longest",
+            human(t),
+            human(MAX_OUTAGE)
+        )
+    })
+}
+
 fn sim(err: SimError) -> Failure {
     Failure::Usage(format!("the simulator refuses the check's runs: {err}"))
 }
@@ -534,7 +551,9 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         ..OpenLoop::default()
     }
     .composed();
-    total.deadline = subject.settings.timeout();
+    // The simulator takes deadlines up to a day: a longer one is a day there, which no run
+    // of the check comes near.
+    total.deadline = simulated_deadline(&subject.settings);
     total.dispersal = subject.settings.dispersal();
     // The stack simulated: the configuration at every layer, in a total outage, no budget.
     let simulated = if hedged || args.layers < 2 {
@@ -601,7 +620,7 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         let trial = Throttle::default();
         let model = Throttle {
             dispersal: subject.settings.dispersal(),
-            timeout: subject.settings.timeout().unwrap_or(trial.timeout),
+            timeout: simulated_deadline(&subject.settings).unwrap_or(trial.timeout),
             gate: subject.gated,
             ..trial
         };
@@ -648,7 +667,7 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         rows.into_iter()
             .map(|(label, s, own)| {
                 let outage = Outage {
-                    timeout: own.and_then(Settings::timeout),
+                    timeout: own.and_then(simulated_deadline),
                     ..Outage::default()
                 };
                 let mut spike = Spike::default();
@@ -692,7 +711,12 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         outage,
         throttle,
         workloads,
-        notes: subject.unmodelled.clone(),
+        notes: subject
+            .unmodelled
+            .iter()
+            .cloned()
+            .chain(long_deadline_note(&subject.settings))
+            .collect(),
         warnings: Vec::new(),
     };
     r.warnings = warnings(subject, &r, args);
