@@ -806,10 +806,12 @@ impl Composed {
         let runs = block(inner.len().saturating_mul(Call::bytes() as usize)) as f64;
         let held = Slots::<Request>::bytes(in_flight, in_flight)
             + in_flight * (runs + 2.0 * EventQueue::<Event>::bytes_per_pending());
-        Estimate::of(
-            base.events as f64 * factor,
-            base.bytes as f64 * factor + held,
-        )
+        // The peak retry share keeps the retries of the busiest window: as many more as the
+        // attempts, at most the rate of every event over the window.
+        let events = base.events as f64 * factor;
+        let window = peak(events / ns(self.duration).max(1.0) * ns(self.window)).min(events);
+        let times = grown(window) * Metrics::STORED_RETRY_BYTES as f64;
+        Estimate::of(events, base.bytes as f64 + held + times)
     }
 }
 
