@@ -37,15 +37,20 @@
 //! then each request's policy from the world itself; several open sources each fork four of
 //! their own (arrivals, server, policies, budget), and serial clients four (server, policies,
 //! budget, pacing); a request that meets a server's wait and needs a draw for its spread forks
-//! that generator from its source's policies then. A failure is drawn only when it is
-//! uncertain (a failure probability strictly between 0 and 1), after the network's draw.
+//! that generator from its source's policies then. The inner layers of a stack draw from a
+//! stream of their own, derived from the world seed apart from the rest, so a stack whose
+//! inner layers never retry draws exactly what its outer layer alone does. A failure is drawn
+//! only when it is uncertain (a failure probability strictly between 0 and 1), after the
+//! network's draw.
 //!
 //! ## Metrics
 //!
-//! The common metrics are those of [`Metrics`]. With an outage window the success rate is that
-//! of the requests that met the outage (whose first attempt reached the dependency while it was
-//! down), [`ResultRow::met_outage`] counts them, and [`ResultRow::recovery_load`] counts the
-//! attempts that reached the dependency in the second after the window ended. With a limiter,
+//! The common metrics are those of [`Metrics`]; the load counts the attempts sent to the
+//! dependency (the innermost layer's). With an outage window the success rate is that of the
+//! requests that met the outage (whose first attempt to get through a limiter, if there is one,
+//! reached the dependency while it was down), [`ResultRow::met_outage`] counts them, and
+//! [`ResultRow::recovery_load`] counts the attempts that reached the dependency (past the
+//! limiter) in the second after the window ended. With a limiter,
 //! [`ResultRow::served_share`] is the requests served, [`ResultRow::rejected_per_success`] the
 //! refusals per request served, and [`ResultRow::early_retries`] the attempts that reached the
 //! limiter before the time it told them (never more than 0 for the engine).
