@@ -19,12 +19,11 @@
 
 use std::cell::Cell;
 use std::future::{Ready, ready};
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use divan::Bencher;
 use divan::counter::ItemsCount;
+use stagger_bench::block_on;
 
 fn main() {
     divan::main();
@@ -88,20 +87,6 @@ fn bench_runs<E>(bencher: Bencher, mut run: impl FnMut(&Flaky) -> Result<u32, E>
 /// Like [`bench_runs`], counting `ATTEMPTS` items per run (divan then reports attempts/s).
 fn bench_attempts<E>(bencher: Bencher, run: impl FnMut(&Flaky) -> Result<u32, E>) {
     bench_runs(bencher.counter(ItemsCount::new(ATTEMPTS)), run);
-}
-
-/// The minimal executor: polls `future` once with a no-op waker. Every future in the CPU-cost
-/// groups completes on its first poll (its sleeps are immediately ready), so a `Pending` is a
-/// bench bug, not something to wait for.
-fn block_on<F: IntoFuture>(future: F) -> F::Output {
-    let mut future = pin!(future.into_future());
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("a future pended on the no-op executor"),
-    }
 }
 
 /// The no-op async sleeper: its future is immediately ready.

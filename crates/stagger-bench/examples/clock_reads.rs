@@ -9,15 +9,14 @@
 #![allow(clippy::disallowed_methods)] // Wall time is what is measured here.
 #![allow(clippy::print_stdout)] // The table is the program's output.
 
-use std::future::{IntoFuture, ready};
+use std::future::ready;
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use backon::{BlockingRetryable as _, Retryable as _};
 use stagger::policy::Constant;
 use stagger::{Clock, Failure, MonotonicClock, Timestamp};
+use stagger_bench::block_on;
 
 const ATTEMPTS: u32 = 8;
 const RUNS: u32 = 100_000;
@@ -45,17 +44,6 @@ fn attempt(calls: &mut u32) -> Result<u32, Failure> {
         Err(Failure::Retryable)
     } else {
         Ok(*calls)
-    }
-}
-
-fn block_on<F: IntoFuture>(future: F) -> F::Output {
-    let mut future = pin!(future.into_future());
-    match future
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()))
-    {
-        Poll::Ready(output) => output,
-        Poll::Pending => panic!("pended on the no-op executor"),
     }
 }
 
