@@ -171,10 +171,15 @@ impl Budget for RatioBudget {
     fn try_retry(&self, now: Timestamp, _failure: &Failure) -> Option<Spent> {
         let mut window = self.window();
         let [deposits, withdrawals] = window.sums(now);
-        let earned = u128::from(deposits) * u128::from(self.percent_ppm) / 1_000_000;
+        // In u64 while the product fits (a division by a constant there is a multiply), in
+        // u128 beyond.
+        let earned = match deposits.checked_mul(self.percent_ppm) {
+            Some(product) => u128::from(product / 1_000_000),
+            None => u128::from(deposits) * u128::from(self.percent_ppm) / 1_000_000,
+        };
         let allowed = u128::from(self.reserve) + earned;
         if u128::from(withdrawals) < allowed {
-            window.add(now, 1, 1);
+            window.add_latest(1, 1);
             Some(Spent(1000))
         } else {
             None

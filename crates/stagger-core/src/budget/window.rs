@@ -96,10 +96,16 @@ impl<const N: usize> Window<N> {
         }
     }
 
-    /// The slot number of `t` since the origin.
+    /// The slot number of `t` since the origin. The nanoseconds saturate at `u64::MAX`
+    /// (about 584 years), computed in `u64` rather than through the `u128` of
+    /// [`Duration::as_nanos`].
     #[inline]
     fn epoch(&self, t: Timestamp) -> u64 {
-        u64::try_from(t.since_origin().as_nanos()).unwrap_or(u64::MAX) / self.slot_ns
+        let d = t.since_origin();
+        d.as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(d.subsec_nanos()))
+            / self.slot_ns
     }
 
     /// The sums of every counter over the window ending at `now`.
@@ -107,6 +113,20 @@ impl<const N: usize> Window<N> {
     pub(crate) fn sums(&mut self, now: Timestamp) -> [u64; N] {
         self.advance(now);
         self.totals
+    }
+
+    /// Adds `amount` to counter `index` in the latest slot, where the window stands since the
+    /// last [`Window::sums`] or [`Window::add`]: the same as `add` at that call's `now`, without
+    /// working out its slot again. Before any call, nothing is added.
+    #[inline]
+    pub(crate) fn add_latest(&mut self, index: usize, amount: u64) {
+        let Some(latest) = self.latest else {
+            return;
+        };
+        let slot = (latest % self.slots.len() as u64) as usize;
+        let added = amount.min(u64::MAX - self.totals[index]);
+        self.slots[slot][index] += added;
+        self.totals[index] += added;
     }
 }
 
