@@ -200,6 +200,32 @@ mod tests {
     }
 
     #[test]
+    fn adding_to_the_latest_slot_is_adding_at_the_last_calls_time() {
+        let mut by_time: Window<2> = Window::new(Duration::from_millis(100), 10);
+        let mut latest = by_time.clone();
+        // Nothing is added before the window has a slot.
+        latest.add_latest(1, 5);
+        assert_eq!(latest.sums(at(0)), [0, 0]);
+        for ms in [0, 50, 250, 1_300, 1_310, 5_000] {
+            by_time.sums(at(ms));
+            latest.sums(at(ms));
+            by_time.add(at(ms), 1, 2);
+            latest.add_latest(1, 2);
+            assert_eq!(by_time.sums(at(ms)), latest.sums(at(ms)), "{ms} ms");
+            // And they expire alike.
+            assert_eq!(
+                by_time.sums(at(ms + 950)),
+                latest.sums(at(ms + 950)),
+                "{ms} ms"
+            );
+        }
+        // Time far past the origin saturates rather than wrapping.
+        let far = Timestamp::from_duration(Duration::MAX);
+        by_time.add(far, 0, 1);
+        assert_eq!(by_time.sums(far), [1, 0]);
+    }
+
+    #[test]
     fn sums_match_a_direct_count() {
         // Against a brute-force count of the events in the window, for a pseudo-random stream.
         let mut w = Window::<1>::new(Duration::from_millis(100), 10);
