@@ -431,25 +431,28 @@ impl Budgeted {
     ) -> Result<Option<ResultRow>, Failure> {
         model.validate().map_err(sim)?;
         let estimate = model.estimate_layered(strategy, layers);
-        if self.events.saturating_add(estimate.events) > limits::DEFAULT_MAX_EVENTS
-            || self
-                .memory
-                .is_some_and(|limit| estimate.bytes.saturating_add(limits::process_bytes()) > limit)
-        {
+        if self.events_over(estimate) || self.memory_over(estimate) {
             return Ok(None);
         }
-        self.events = self.events.saturating_add(estimate.events);
-        model
-            .run_layered(strategy, layers, seed, stop_after(estimate))
-            .map(Some)
-            .map_err(sim)
+        self.run_composed(model, strategy, layers, seed).map(Some)
+    }
+
+    /// Whether `estimate`'s events would take the check past the events `stagger simulate`
+    /// allows by default.
+    fn events_over(&self, estimate: Estimate) -> bool {
+        self.events.saturating_add(estimate.events) > limits::DEFAULT_MAX_EVENTS
+    }
+
+    /// Whether `estimate`'s memory, with the process's, is past the machine's limit.
+    fn memory_over(&self, estimate: Estimate) -> bool {
+        self.memory
+            .is_some_and(|limit| estimate.bytes.saturating_add(limits::process_bytes()) > limit)
     }
 
     /// Counts `estimate` into the check's events, refusing a run that would take it past
     /// the limits `stagger simulate` keeps by default.
     fn admit(&mut self, estimate: Estimate, strategy: &Strategy) -> Result<(), Failure> {
-        self.events = self.events.saturating_add(estimate.events);
-        if self.events > limits::DEFAULT_MAX_EVENTS {
+        if self.events_over(estimate) {
             return Err(Failure::Usage(format!(
                 "checking this configuration would simulate more than {} events: it makes {} \
                  attempts a request; use fewer max_attempts, or a lower --rate, fewer --clients \
@@ -458,18 +461,29 @@ impl Budgeted {
                 strategy_attempts(strategy)
             )));
         }
-        if let Some(limit) = self.memory
-            && estimate.bytes.saturating_add(limits::process_bytes()) > limit
-        {
+        if self.memory_over(estimate) {
             return Err(Failure::Usage(format!(
                 "a run of the check would need about {} of memory, more than {}: a request \
                  is held through its whole retry window, so use a shorter window (a lower base, \
                  cap or max_attempts), a lower --rate, fewer --clients or a shorter --outage",
                 Bytes(estimate.bytes),
-                Bytes(limit)
+                Bytes(self.memory.unwrap_or(u64::MAX))
             )));
         }
+        self.events = self.events.saturating_add(estimate.events);
         Ok(())
+    }
+
+    /// Admits a run of `estimate` for `strategy`, then makes it with `run`, given the events
+    /// past which it stops.
+    fn admitted(
+        &mut self,
+        estimate: Estimate,
+        strategy: &Strategy,
+        run: impl FnOnce(u64) -> Result<ResultRow, SimError>,
+    ) -> Result<ResultRow, Failure> {
+        self.admit(estimate, strategy)?;
+        run(stop_after(estimate)).map_err(sim)
     }
 
     fn run<W: Workload>(
@@ -480,25 +494,24 @@ impl Budgeted {
     ) -> Result<ResultRow, Failure> {
         workload.validate().map_err(sim)?;
         let estimate = workload.estimate(strategy);
-        self.admit(estimate, strategy)?;
-        workload
-            .run_within(strategy, seed, stop_after(estimate))
-            .map_err(sim)
+        self.admitted(estimate, strategy, |max| {
+            workload.run_within(strategy, seed, max)
+        })
     }
 
-    /// [`Budgeted::run`] for the composed model.
+    /// [`Budgeted::run`] for the composed model, with `layers` inside `strategy`'s.
     fn run_composed(
         &mut self,
         model: &Composed,
         strategy: &Strategy,
+        layers: &[compose::Layer],
         seed: u64,
     ) -> Result<ResultRow, Failure> {
         model.validate().map_err(sim)?;
-        let estimate = model.estimate(strategy);
-        self.admit(estimate, strategy)?;
-        model
-            .run_within(strategy, seed, stop_after(estimate))
-            .map_err(sim)
+        let estimate = model.estimate_layered(strategy, layers);
+        self.admitted(estimate, strategy, |max| {
+            model.run_layered(strategy, layers, seed, max)
+        })
     }
 }
 
@@ -600,9 +613,9 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     let outage = if hedged {
         None
     } else {
-        let without = runs.run_composed(&total, &unbudgeted, args.seed)?.load;
+        let without = runs.run_composed(&total, &unbudgeted, &[], args.seed)?.load;
         let with = match subject.budget {
-            Some(_) => Some(runs.run_composed(&total, &strategy, args.seed)?.load),
+            Some(_) => Some(runs.run_composed(&total, &strategy, &[], args.seed)?.load),
             None => None,
         };
         Some(OutageLoad {
