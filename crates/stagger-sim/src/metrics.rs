@@ -169,19 +169,17 @@ impl Metrics {
         }
         let busiest = match &mut self.retry_times {
             RetryTimes::Ordered { busiest, .. } => *busiest,
-            RetryTimes::Unordered { window, times } => {
-                times.sort_unstable();
-                let (mut start, mut best) = (0, 0);
-                for end in 0..times.len() {
-                    while times[end] - times[start] >= *window {
-                        start += 1;
-                    }
-                    best = best.max(end - start + 1);
-                }
-                best
-            }
+            RetryTimes::Unordered { window, times } => busiest(times, *window),
         };
         busiest as f64 / self.retries as f64
+    }
+
+    /// The memory the peak retry share of `retries` unordered retries takes when it is
+    /// measured, beside their times: the counts of the coarse pass (see [`busiest`]).
+    #[must_use]
+    pub fn scratch_bytes(retries: f64) -> f64 {
+        let buckets = (retries / 16.0).max(MIN_BUCKETS as f64);
+        buckets * (size_of::<u32>() + size_of::<bool>()) as f64
     }
 
     /// The result row for strategy `policy` (+ `budget`), with the common metrics filled in.
@@ -319,6 +317,109 @@ pub struct ResultRow {
     pub host_b: Option<HostFigures>,
 }
 
+/// Below this many retries, sorting them all is as quick as anything.
+const SORT_ALL_BELOW: usize = 1 << 14;
+
+/// The coarse pass may always use this many buckets, however few the retries.
+const MIN_BUCKETS: usize = 1 << 12;
+
+/// The most retries of `times` (in any order, reordered here) within any window of `window`
+/// nanoseconds, `[t, t + window)`.
+///
+/// Sorting every time and sliding the window over them is exact but, for millions of retries,
+/// the costliest step of a run. So a coarse pass comes first: the times are counted in buckets
+/// of `d` nanoseconds, the largest power of two at most `window / 16`, so that a window spans
+/// `m = window / d` (16 to 31) of them. Any `m` buckets in a row fit in one window, so the
+/// largest sum of `m` in a row is a count some window reaches; and a window that starts in
+/// bucket `j` lies within buckets `j..=j + m + 1`, so the sum of those bounds it. Only the
+/// buckets whose bound beats the reached count can hold a busier window: their times (and
+/// those of the `m + 1` buckets after each) are moved to the front, sorted and slid over, and
+/// the answer is the larger of the two. The answer is the exact one either way; the saving is
+/// that only the few buckets around the peak are sorted. With few retries, a window under 16
+/// ns, or times spread so thinly that the buckets would outnumber a sixteenth of the retries,
+/// everything is sorted.
+fn busiest(times: &mut [Nanos], window: Nanos) -> usize {
+    if times.len() >= SORT_ALL_BELOW
+        && window >= 16
+        && let Some(best) = busiest_coarse_first(times, window)
+    {
+        return best;
+    }
+    times.sort_unstable();
+    busiest_sorted(times, window)
+}
+
+/// [`busiest`] for times in order.
+fn busiest_sorted(times: &[Nanos], window: Nanos) -> usize {
+    let (mut start, mut best) = (0, 0);
+    for end in 0..times.len() {
+        while times[end] - times[start] >= window {
+            start += 1;
+        }
+        best = best.max(end - start + 1);
+    }
+    best
+}
+
+/// [`busiest`] with the coarse pass, or `None` if the buckets would be too many.
+fn busiest_coarse_first(times: &mut [Nanos], window: Nanos) -> Option<usize> {
+    let (lo, hi) = times
+        .iter()
+        .fold((Nanos::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
+    let shift = (window / 16).ilog2();
+    let m = usize::try_from(window >> shift).ok()?;
+    let buckets = usize::try_from((hi - lo) >> shift).ok()?.checked_add(1)?;
+    if buckets > (times.len() / 16).max(MIN_BUCKETS) || u32::try_from(times.len()).is_err() {
+        return None;
+    }
+    let bucket = |t: Nanos| ((t - lo) >> shift) as usize;
+    let mut counts = vec![0u32; buckets];
+    for &t in times.iter() {
+        counts[bucket(t)] += 1;
+    }
+    // The sum of `len` buckets from `j` (fewer past the last), sliding.
+    let counts = &counts;
+    let sums = |len: usize| {
+        let mut sum: u64 = counts[..len.min(buckets)]
+            .iter()
+            .map(|&c| u64::from(c))
+            .sum();
+        (0..buckets).map(move |j| {
+            let here = sum;
+            sum -= u64::from(counts[j]);
+            if let Some(&next) = counts.get(j + len) {
+                sum += u64::from(next);
+            }
+            here
+        })
+    };
+    let reached = sums(m).max().unwrap_or(0);
+    let mut marked = vec![false; buckets];
+    let mut any = false;
+    for (j, bound) in sums(m + 2).enumerate() {
+        if bound > reached {
+            any = true;
+            for mark in &mut marked[j..(j + m + 2).min(buckets)] {
+                *mark = true;
+            }
+        }
+    }
+    if !any {
+        return usize::try_from(reached).ok();
+    }
+    // The marked buckets' times to the front, in place.
+    let mut front = 0;
+    for i in 0..times.len() {
+        if marked[bucket(times[i])] {
+            times.swap(front, i);
+            front += 1;
+        }
+    }
+    let near = &mut times[..front];
+    near.sort_unstable();
+    Some(busiest_sorted(near, window).max(usize::try_from(reached).ok()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -370,6 +471,72 @@ mod tests {
                 Some(times.len())
             );
             assert_eq!(ordered.retry_times(), None);
+        }
+    }
+
+    /// The coarse pass gives the exact answer of sorting everything, on times bunched, spread,
+    /// tied and at the edges of buckets, and is taken where it should be.
+    #[test]
+    fn the_coarse_pass_agrees_with_sorting_everything() {
+        use stagger_core::{Rng, SeededRng};
+        let mut rng = SeededRng::new(9);
+        let n = 40_000;
+        let mut sets: Vec<(&str, Vec<Nanos>)> = vec![
+            (
+                "uniform",
+                (0..n).map(|_| rng.next_u64() % 5_000_000).collect(),
+            ),
+            (
+                // A burst on a flat floor, as a herd's first wave.
+                "burst",
+                (0..n)
+                    .map(|i| {
+                        if i % 4 == 0 {
+                            2_000_000 + rng.next_u64() % 30_000
+                        } else {
+                            rng.next_u64() % 9_000_000
+                        }
+                    })
+                    .collect(),
+            ),
+            (
+                "decaying",
+                (0..n)
+                    .map(|_| (-(1.0 - rng.next_f64()).ln() * 1e6) as Nanos)
+                    .collect(),
+            ),
+            ("tied", vec![123_456; n]),
+            (
+                "bucket edges",
+                (0..n).map(|i| (i as Nanos % 300) * 1_024).collect(),
+            ),
+        ];
+        // Spread so thin that everything is sorted.
+        sets.push((
+            "sparse",
+            (0..n).map(|i| i as Nanos * 1_000_000_007).collect(),
+        ));
+        for (name, times) in &sets {
+            for window in [16, 17, 31, 1_000, 4_096, 65_537, 10_000_000] {
+                let mut sorted = times.clone();
+                sorted.sort_unstable();
+                let want = busiest_sorted(&sorted, window);
+                let mut shuffled = times.clone();
+                assert_eq!(
+                    busiest(&mut shuffled, window),
+                    want,
+                    "{name}, window {window}"
+                );
+                let mut again = times.clone();
+                let coarse = busiest_coarse_first(&mut again, window);
+                assert!(
+                    coarse.is_none_or(|got| got == want),
+                    "{name}, window {window}"
+                );
+                if *name != "sparse" && window >= 65_537 {
+                    assert!(coarse.is_some(), "{name}, window {window}: the coarse pass");
+                }
+            }
         }
     }
 

@@ -37,6 +37,9 @@ pub struct EventQueue<E> {
     /// `later[i]`: the events whose time first differs from `now` at bit `i` (bucket
     /// `i + 1`), in insertion order.
     later: Vec<Vec<(Nanos, E)>>,
+    /// Bit `i` is set when `later[i]` holds events: the lowest such bucket is found at once,
+    /// not by looking through all 64.
+    occupied: u64,
     /// Events pending.
     len: usize,
     sequence: u64,
@@ -63,6 +66,7 @@ impl<E> EventQueue<E> {
         Self {
             current: VecDeque::with_capacity(capacity),
             later: (1..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: 0,
             len: 0,
             sequence: 0,
             now: 0,
@@ -103,7 +107,10 @@ impl<E> EventQueue<E> {
         let time = time.max(self.now);
         match bit(time ^ self.now) {
             None => self.current.push_back((time, event)),
-            Some(b) => self.later[b].push((time, event)),
+            Some(b) => {
+                self.later[b].push((time, event));
+                self.occupied |= 1 << b;
+            }
         }
         self.len += 1;
         self.sequence += 1;
@@ -129,7 +136,11 @@ impl<E> EventQueue<E> {
     /// `None` if nothing is pending.
     #[inline(never)]
     fn advance(&mut self) -> Option<()> {
-        let b = self.later.iter().position(|bucket| !bucket.is_empty())?;
+        if self.occupied == 0 {
+            return None;
+        }
+        let b = self.occupied.trailing_zeros() as usize;
+        self.occupied &= !(1 << b);
         let mut bucket = std::mem::take(&mut self.later[b]);
         let now = bucket.iter().map(|&(t, _)| t).min()?;
         self.now = now;
@@ -137,7 +148,10 @@ impl<E> EventQueue<E> {
             // Every time in bucket `b` agrees with `now` above bit `b`, so it lands below.
             match bit(time ^ now) {
                 None => self.current.push_back((time, event)),
-                Some(to) => self.later[to].push((time, event)),
+                Some(to) => {
+                    self.later[to].push((time, event));
+                    self.occupied |= 1 << to;
+                }
             }
         }
         // Keep a small bucket's room for its next events; a large one's goes back to the

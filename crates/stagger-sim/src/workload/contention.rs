@@ -464,6 +464,7 @@ impl Workload for Contention {
             * (Call::bytes() as f64 + strategy.budget_bytes() as f64 + size_of::<Nanos>() as f64)
             + 2.0 * leaves * size_of::<[u64; 2]>() as f64
             + grown(retries) * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::scratch_bytes(retries)
             + Metrics::fixed_bytes() as f64;
         Estimate::of(writes, bytes)
     }

@@ -93,7 +93,7 @@ impl Workload for Herd {
         // would take to finish.
         let attempts = clients * plan.max_attempts as f64;
         let retries = self.reserved_retries(strategy) as f64;
-        let times = retries * Metrics::STORED_RETRY_BYTES as f64;
+        let times = retries * Metrics::STORED_RETRY_BYTES as f64 + Metrics::scratch_bytes(retries);
         let call = Call::bytes() as f64;
         let budget = client_budget_bytes(strategy);
         let bytes = match self.network {
