@@ -13,7 +13,9 @@ use crate::queue::Nanos;
 /// The peak retry share needs the time of every retry. A run that records its attempts in
 /// time order ([`Metrics::new`]: every workload driven by an [`EventQueue`]) keeps only the
 /// retries of the last window; one that records them out of order ([`Metrics::unordered`])
-/// keeps them all, [`Metrics::STORED_RETRY_BYTES`] each, and sorts them at the end.
+/// keeps them all, [`Metrics::STORED_RETRY_BYTES`] each, and at the end counts them in coarse
+/// buckets and sorts only those near the busiest ones (exactly as sorting them all would
+/// answer; [`Metrics::scratch_bytes`] is the memory of the counts).
 ///
 /// [`EventQueue`]: crate::queue::EventQueue
 #[derive(Debug)]
