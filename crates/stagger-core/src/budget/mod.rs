@@ -188,9 +188,6 @@ pub trait Budget {
 
     /// Whether the budget paces attempts ([`slot`](Budget::slot)). The engine asks for a slot
     /// only if it does, so a budget that does not costs nothing for it. The default is `false`.
-    ///
-    /// The answer is a property of the budget, not of the moment: a run asks once, when it is
-    /// made ([`Run::with_budget`](crate::engine::Run::with_budget)), and keeps it.
     fn paces(&self) -> bool {
         false
     }

@@ -54,9 +54,6 @@ pub struct Run<P, B = Unlimited> {
     /// [`Budget::retry_abandoned`] of `B`, taken where `B: Budget` is known, so that
     /// [`cancel`](Run::cancel) can be called where it is not (a future's `Drop`).
     abandon_fn: fn(&B, Timestamp, Spent),
-    /// Whether the budget paces attempts, asked once when the run is made: it is asked on
-    /// every attempt otherwise, and through a `dyn Budget` that is a call each time.
-    paces: bool,
     not_before: Option<Timestamp>,
     dispersal: Dispersal,
     /// Draws the spread above a server's wait ([`Dispersal::UniformAsked`]).
@@ -103,7 +100,6 @@ impl<P: Policy> Run<P, Unlimited> {
 impl<P: Policy, B: Budget> Run<P, B> {
     /// A run of `policy` starting at `now`, whose retries `budget` must allow.
     pub fn with_budget(policy: P, budget: B, settings: Settings, now: Timestamp) -> Self {
-        let paces = budget.paces();
         Self {
             policy,
             budget,
@@ -121,7 +117,6 @@ impl<P: Policy, B: Budget> Run<P, B> {
             last_spent: None,
             pending: None,
             abandon_fn: B::retry_abandoned,
-            paces,
             not_before: None,
             dispersal: settings.dispersal(),
             rng: None,
@@ -241,7 +236,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     #[cold]
     pub fn abandon(&mut self, now: Timestamp, reason: StopReason) -> Stopped {
         self.cancel();
-        if self.paces {
+        if self.budget.paces() {
             self.budget.slot_unused();
         }
         self.stop(now, reason)
@@ -265,7 +260,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
         if let Some(rest) = self.too_early(now) {
             return Ready::Wait(rest);
         }
-        if self.paces {
+        if self.budget.paces() {
             return self.take_slot(now);
         }
         Ready::Go
@@ -354,7 +349,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
         if self.deadline.is_some_and(|d| now >= d) {
             // The retry planned for this attempt is not sent, nor its slot used.
             self.cancel();
-            if self.paces {
+            if self.budget.paces() {
                 self.budget.slot_unused();
             }
             return Err(self.stop(now, StopReason::Deadline));
@@ -363,12 +358,12 @@ impl<P: Policy, B: Budget> Run<P, B> {
         self.pending = None;
         if self.attempts == 0 && !self.budget.admit(now) {
             // Not sent after all: the slot goes back.
-            if self.paces {
+            if self.budget.paces() {
                 self.budget.slot_unused();
             }
             return Err(self.stop(now, StopReason::BudgetRefusedFirstAttempt));
         }
-        if self.paces {
+        if self.budget.paces() {
             self.budget.slot_taken();
         }
         self.attempts = self.attempts.saturating_add(1);
@@ -490,7 +485,7 @@ impl<P, B: Budget> Run<P, B> {
     #[inline(always)]
     pub(super) fn heard(&mut self, now: Timestamp, failure: Failure) {
         self.budget.on_failure(now, &failure);
-        if self.paces
+        if self.budget.paces()
             && let Some(asked) = failure.retry_after()
         {
             // A pacing budget learns of every server wait, whether or not the run retries, at
