@@ -15,7 +15,6 @@ use stagger_core::engine::Nested;
 use stagger_sim::compose::{self, BudgetScope, Composed, Network, Window};
 use stagger_sim::dist::Delay;
 use stagger_sim::workload::contention::Contention;
-use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::partition::{BudgetPartition, Partition};
@@ -26,8 +25,9 @@ use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
-    dependency failure_rate, outage, rate_limit or concurrency_limit, in any mix (composed), \
-    kind = \"fixed\" with always_fails (herd) or with occ (contention), kind = \"open\" with a \
+    dependency failure_rate (or always_fails, as the herd's), outage, rate_limit or \
+    concurrency_limit, in any mix (composed), kind = \"fixed\" with occ (contention), \
+    kind = \"open\" with a \
     spike or a ramp and dependency service (spike, ramp), kind = \"open\" with replicas \
     (tail), or with two_hosts (partition)";
 
@@ -230,7 +230,6 @@ impl Model {
 pub(crate) enum Model {
     /// The composed model, with its inner retry layers.
     Composed(Composed, Vec<compose::Layer>),
-    Herd(Herd),
     Contention(Contention),
     Spike(Spike),
     Ramp(Ramp),
@@ -252,14 +251,10 @@ impl Model {
                 "dependency.rtt",
                 "dependency.network",
                 "dependency.failure_rate",
+                "dependency.always_fails",
                 "dependency.outage",
                 "dependency.rate_limit",
                 "dependency.concurrency_limit",
-            ],
-            Self::Herd(_) => &[
-                "clients.count",
-                "dependency.network",
-                "dependency.always_fails",
             ],
             Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
             Self::Spike(_) => &[
@@ -300,7 +295,6 @@ impl Model {
     pub(crate) const fn name(&self) -> &'static str {
         match self {
             Self::Composed(..) => "composed",
-            Self::Herd(_) => "herd",
             Self::Contention(_) => "contention",
             Self::Spike(_) => "spike",
             Self::Ramp(_) => "ramp",
@@ -315,7 +309,6 @@ impl Model {
                 w.validate()?;
                 Ok(w.estimate_layered(s, layers))
             }
-            Self::Herd(w) => checked(w, s),
             Self::Contention(w) => checked(w, s),
             Self::Spike(w) => checked(w, s),
             Self::Ramp(w) => checked(w, s),
@@ -332,7 +325,6 @@ impl Model {
     ) -> Result<ResultRow, SimError> {
         match self {
             Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
-            Self::Herd(w) => w.run_within(s, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
             Self::Spike(w) => w.run_within(s, seed, max_events),
             Self::Ramp(w) => w.run_within(s, seed, max_events),
@@ -702,6 +694,7 @@ impl Scenario {
             }
             ClientKind::Open | ClientKind::Serial | ClientKind::Fixed
                 if d.failure_rate.is_some()
+                    || d.always_fails == Some(true)
                     || d.outage.is_some()
                     || d.rate_limit.is_some()
                     || d.concurrency_limit.is_some() =>
@@ -800,8 +793,9 @@ impl Scenario {
                     (None, None) => None,
                 };
                 // The round trip drawn whole, or a one-way delay drawn each way. With neither,
-                // a dependency with no failure rate keeps the outage's and the throttle's 1 ms
-                // each way, and one with a failure rate Brooker's Exp(mean 10 ms) round trip.
+                // a dependency with no failure rate keeps the outage's, the throttle's and the
+                // herd's 1 ms each way, and one with a failure rate Brooker's Exp(mean 10 ms)
+                // round trip.
                 let network = match (&d.rtt, network) {
                     (Some(_), Some(_)) => {
                         return Err("dependency: rtt (a round trip) or network (one way), \
@@ -834,8 +828,16 @@ impl Scenario {
                 };
                 let duration = duration_of(m)?.unwrap_or(default_duration);
                 let mut model = Composed::new(clients, duration, network);
+                // A dependency that always fails (the herd's) fails every attempt.
+                let failure_rate = match (d.failure_rate, d.always_fails) {
+                    (Some(_), Some(true)) => {
+                        return Err("dependency: failure_rate or always_fails, not both".to_owned());
+                    }
+                    (_, Some(true)) => 1.0,
+                    (x, _) => x.unwrap_or_default(),
+                };
                 model.dependency = compose::Dependency {
-                    failure_rate: d.failure_rate.unwrap_or_default(),
+                    failure_rate,
                     outage,
                     limiter,
                 };
@@ -844,18 +846,6 @@ impl Scenario {
                 model.dispersal = settings.dispersal();
                 model.gate = outer.gate.is_some();
                 Model::Composed(model, Vec::new())
-            }
-            ClientKind::Fixed if d.always_fails == Some(true) => {
-                let m = "herd";
-                refuse_settings(m, false, false)?;
-                let mut w = Herd::default();
-                if let Some(n) = c.count {
-                    w.clients = n;
-                }
-                if let Some(n) = network {
-                    w.network = n;
-                }
-                Model::Herd(w)
             }
             ClientKind::Fixed if d.occ.is_some() => {
                 let m = "contention";

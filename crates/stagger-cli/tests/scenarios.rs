@@ -59,7 +59,7 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
     let expected: Vec<(&str, &str, stagger_sim::ResultRow)> = vec![
         (
             "herd.toml",
-            "herd",
+            "composed",
             policy_figures(PolicyKind::ExponentialFullJitter, 1)
                 .unwrap()
                 .herd,
@@ -531,7 +531,7 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         (
             "nested.toml",
-            std::fs::read_to_string(scenario("herd.toml")).unwrap()
+            std::fs::read_to_string(scenario("contention.toml")).unwrap()
                 + "\n[[retry]]\npolicy = \"immediate\"\nnested = \"retry\"\n",
             "retry[1]: nested = \"retry\" in an inner layer runs on the composed model only",
         ),
@@ -630,11 +630,12 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--clients"));
-    // A budget's scope is the composed model's: the herd's clients each hold their own.
-    let herd = std::fs::read_to_string(scenario("herd.toml")).unwrap();
+    // A budget's scope is the composed model's: the contended row's clients each hold their
+    // own.
+    let contended = std::fs::read_to_string(scenario("contention.toml")).unwrap();
     let scoped = write(
         "scoped.toml",
-        &herd.replace(
+        &contended.replace(
             "kind = \"fixed\"",
             "kind = \"fixed\"\nbudget_scope = \"shared\"",
         ),
@@ -643,7 +644,45 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         String::from_utf8_lossy(&out.stderr)
-            .contains("clients.budget_scope does not apply to the herd model"),
+            .contains("clients.budget_scope does not apply to the contention model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The herd's fleet is a part of the composed model: the same file with a budget held by each
+/// client, or one shared by the whole fleet, runs, and the shared one holds the fleet's retries
+/// far lower; a dependency that fails every attempt cannot also fail some of them.
+#[test]
+fn the_herds_fleet_takes_a_budget_and_its_scope() {
+    let files = Files::new("herd-budget");
+    let write = |name: &str, text: &str| files.write(name, text);
+    let herd = std::fs::read_to_string(scenario("herd.toml")).unwrap();
+    let budgeted = format!("{herd}\n[retry.budget]\nbudget = \"aws-standard\"\n");
+    let (model, alone) = row(&write("alone.toml", &budgeted));
+    assert_eq!(model, "composed");
+    let shared = budgeted.replace(
+        "kind = \"fixed\"",
+        "kind = \"fixed\"\nbudget_scope = \"shared\"",
+    );
+    let (_, together) = row(&write("together.toml", &shared));
+    let load = |v: &Value| v["load"].as_f64().unwrap();
+    // Each client's own quota (500 tokens, 5 a retry) lets its 7 retries through; one quota
+    // for the fleet of 1000 runs out after 100 retries.
+    assert_eq!(load(&alone), 8.0, "{alone}");
+    assert!(load(&together) < 1.2, "{together}");
+    assert_eq!(together["first_tries"], 1000);
+    let both = write(
+        "both.toml",
+        &herd.replace(
+            "always_fails = true",
+            "always_fails = true\nfailure_rate = 0.5",
+        ),
+    );
+    let out = stagger(&["simulate", "--scenario", &both]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("failure_rate or always_fails, not both"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );

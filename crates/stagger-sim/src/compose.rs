@@ -17,14 +17,18 @@
 //! ([`Composed::deadline`]), the dispersal above a server's wait, a shared gate if asked for,
 //! and a budget held per source, per request or shared by all ([`BudgetScope`])) and, with
 //! [`Composed::run_layered`], retry layers inside it ([`Layer`]), each attempt of a layer a run
-//! of the one below. Four
+//! of the one below. Five
 //! canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
 //! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
 //! [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an outage
-//! window) and [`Throttle`](crate::workload::throttle::Throttle) (a fixed fleet, or one open
-//! source, of one-shot clients behind a limiter); each builds its `Composed` and runs it, so
-//! their figures are this loop's.
+//! window), [`Throttle`](crate::workload::throttle::Throttle) (a fixed fleet, or one open
+//! source, of one-shot clients behind a limiter) and [`Herd`](crate::workload::herd::Herd) (a
+//! fixed fleet, a constant one-way network, a dependency that always fails); each builds its
+//! `Composed` and runs it, so their figures are this loop's. Clients that cannot affect one
+//! another (the herd's) are run one at a time to their end, without the event queue, from the
+//! same generators in the same order ([`Composed::independent`]), so that ten million of them
+//! fit in memory.
 //!
 //! ## Generators
 //!
@@ -32,7 +36,8 @@
 //! reproducible to the byte. When each request holds its own budget (fixed clients, or
 //! [`BudgetScope::PerRequest`]), one stream forked first draws the arrivals, the network and
 //! the failures, and each request forks from the world in turn its budget's (if the strategy
-//! has one), its policy's and its spread's generators. Otherwise one open source draws from
+//! has one), its policy's and, if the dependency can tell a wait
+//! ([`Dependency::tells_waits`]), its spread's generators. Otherwise one open source draws from
 //! the world in turn: its arrivals, its server (the network and the failures), its budget, and
 //! then each request's policy from the world itself; several open sources each fork four of
 //! their own (arrivals, server, policies, budget), and serial clients four (server, policies,
@@ -71,7 +76,7 @@ use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::workload::call::{Call, Settled};
+use crate::workload::call::{Call, Next, Settled};
 use crate::workload::slots::Slots;
 use crate::workload::throttle::{RateLimiter, RetryAfterForm};
 use crate::workload::{
@@ -103,7 +108,7 @@ pub enum Clients {
     /// `count` clients that each send one request at time zero (a fleet that meets the
     /// dependency together), each with a budget of its own.
     Fixed {
-        /// The clients (1 to [`Composed::MAX_SOURCES`]).
+        /// The clients (1 to [`Composed::MAX_FIXED`]).
         count: u64,
     },
 }
@@ -232,6 +237,15 @@ pub struct Dependency {
     /// A limiter in front of it, if any: an attempt it admits then meets the outage or the
     /// failure probability; one it refuses is answered with its wait at once.
     pub limiter: Option<Limiter>,
+}
+
+impl Dependency {
+    /// Whether an answer can tell a client to wait (a limiter's refusal, or the outage's
+    /// `Retry-After`): only then may a request need a generator for the spread above it.
+    #[must_use]
+    pub fn tells_waits(&self) -> bool {
+        self.limiter.is_some() || self.outage.is_some_and(|w| w.retry_after.is_some())
+    }
 }
 
 /// Who holds a budget.
@@ -425,8 +439,14 @@ impl Composed {
         }
     }
 
-    /// The most sources or clients.
+    /// The most open sources or serial clients.
     pub const MAX_SOURCES: u64 = 100_000;
+    /// The most fixed clients.
+    pub const MAX_FIXED: u64 = 10_000_000;
+    /// The most attempts a run of independent clients ([`Composed::independent`]) may make
+    /// before it is stopped and refused: a policy with no attempt limit never gives up against
+    /// a dependency that always fails.
+    pub const MAX_INDEPENDENT_ATTEMPTS: u64 = 100_000_000;
     /// The highest rate of one open source, in requests a second.
     pub const MAX_RATE: f64 = 1e6;
     /// The most requests open sources may offer (`sources x rate x duration`).
@@ -444,7 +464,11 @@ impl Composed {
     ///
     /// [`SimError::Invalid`] or [`SimError::TooLarge`] naming the parameter.
     pub fn validate(&self) -> Result<(), SimError> {
-        check_clients(self.clients.count(), Self::MAX_SOURCES)?;
+        let most = match self.clients {
+            Clients::Fixed { .. } => Self::MAX_FIXED,
+            _ => Self::MAX_SOURCES,
+        };
+        check_clients(self.clients.count(), most)?;
         if let Some(rate) = self.clients.rate() {
             let (most, allowed) = match self.clients {
                 Clients::Serial { .. } => (1e5, "in (0, 1e5] calls per second"),
@@ -535,6 +559,45 @@ impl Composed {
         Ok(())
     }
 
+    /// The round trip, if the requests of `strategy` cannot affect one another nor draw from a
+    /// generator they share, so that each can be run to its end in turn, with no event queue:
+    /// fixed clients, a constant network, a dependency that always or never fails with no
+    /// outage and no limiter, no gate, no budget shared by all and no inner layers. A fleet
+    /// that meets a dead dependency together (the canonical `herd`) is such a run: it holds one
+    /// request at a time and every retry's time, where the event loop would hold every request.
+    /// It draws what the event loop draws, in the same order, and gives the same figures; it
+    /// counts one event per attempt (its answer), where the loop counts the request's start,
+    /// each attempt's hops and each retry's send.
+    #[must_use]
+    pub fn independent(&self, strategy: &Strategy, inner: &[Layer]) -> Option<Nanos> {
+        let x = self.dependency.failure_rate;
+        let shared = self.budget_scope == BudgetScope::Shared && strategy.budget.is_some();
+        if !matches!(self.clients, Clients::Fixed { .. })
+            || !inner.is_empty()
+            || !(x <= 0.0 || x >= 1.0)
+            || self.dependency.outage.is_some()
+            || self.dependency.limiter.is_some()
+            || self.gate
+            || shared
+        {
+            return None;
+        }
+        match self.network {
+            Network::RoundTrip(Delay::Constant { nanos }) => Some(nanos),
+            Network::OneWay(Delay::Constant { nanos }) => Some(nanos.saturating_mul(2)),
+            _ => None,
+        }
+    }
+
+    /// The engine's settings for each request: the deadline and the dispersal.
+    fn settings(&self) -> Settings {
+        match self.deadline {
+            Some(timeout) => Settings::new().with_timeout(timeout),
+            None => Settings::new(),
+        }
+        .with_dispersal(self.dispersal)
+    }
+
     /// Whether each request holds a budget of its own (and its generators come from the
     /// world in turn): fixed clients, or [`BudgetScope::PerRequest`].
     const fn per_request(&self) -> bool {
@@ -608,8 +671,50 @@ impl Composed {
     /// the failure probability asks for, `sum_k x^k`. Serial clients run requests one at a
     /// time, no more than their rate, each lasting its attempts' round trips and its retries'
     /// delays. A budget only takes retries away.
+    ///
+    /// Independent clients ([`Composed::independent`]) make one event per attempt, and hold
+    /// one request at a time and every retry's time.
     #[must_use]
     pub fn estimate(&self, strategy: &Strategy) -> Estimate {
+        if self.independent(strategy, &[]).is_some() {
+            return self.estimate_independent(strategy);
+        }
+        self.estimate_loop(strategy)
+    }
+
+    /// [`Composed::estimate`] for independent clients.
+    fn estimate_independent(&self, strategy: &Strategy) -> Estimate {
+        let plan = self.plan(strategy);
+        let requests = self.clients.count() as f64;
+        // A run past `MAX_INDEPENDENT_ATTEMPTS` is stopped there, with an error; its
+        // estimate says what it would take to finish.
+        let attempts = requests * plan.attempts(self.dependency.failure_rate);
+        let retries = self.reserved_retries(strategy) as f64;
+        let bytes = Call::bytes() as f64
+            + client_budget_bytes(strategy)
+            + retries * Metrics::STORED_RETRY_BYTES as f64
+            + Metrics::scratch_bytes(retries)
+            + Metrics::fixed_bytes() as f64;
+        Estimate::of(attempts, bytes)
+    }
+
+    /// The retries whose times independent clients keep, room reserved up front: every retry
+    /// the policy allows each client if the dependency always fails, within the attempt limit.
+    fn reserved_retries(&self, strategy: &Strategy) -> usize {
+        if self.dependency.failure_rate < 1.0 {
+            return 0;
+        }
+        let per_client = Plan::new(strategy).max_attempts.saturating_sub(1);
+        let retries = self
+            .clients
+            .count()
+            .saturating_mul(per_client)
+            .min(Self::MAX_INDEPENDENT_ATTEMPTS);
+        usize::try_from(retries).unwrap_or(usize::MAX)
+    }
+
+    /// [`Composed::estimate`] for the event loop.
+    fn estimate_loop(&self, strategy: &Strategy) -> Estimate {
         let plan = self.plan(strategy);
         let n = self.clients.count() as f64;
         let duration = ns(self.duration);
@@ -746,6 +851,41 @@ impl Composed {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
+        self.check(strategy, inner)?;
+        if let Some(round_trip) = self.independent(strategy, inner) {
+            let mut metrics = self.one_at_a_time(round_trip, strategy, seed, max_events)?;
+            return Ok(metrics.row(
+                strategy.policy.name(),
+                strategy.budget.map(|b| b.to_string()),
+            ));
+        }
+        let mut run = Loop::new(self, strategy, inner, seed, false)?;
+        run.go(max_events)?;
+        Ok(run.row())
+    }
+
+    /// The time of every retry of a run of `strategy` (in no particular order), for a plot of
+    /// their spread.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run`].
+    pub fn retry_times(&self, strategy: &Strategy, seed: u64) -> Result<Vec<Nanos>, SimError> {
+        self.check(strategy, &[])?;
+        let metrics = match self.independent(strategy, &[]) {
+            Some(round_trip) => self.one_at_a_time(round_trip, strategy, seed, u64::MAX)?,
+            None => {
+                let mut run = Loop::new(self, strategy, &[], seed, true)?;
+                run.go(u64::MAX)?;
+                run.metrics
+            }
+        };
+        Ok(metrics.retry_times().unwrap_or_default().to_vec())
+    }
+
+    /// Refuses a strategy that hedges (this model's attempts are sequential), invalid parts
+    /// and an inner layer's invalid policy.
+    fn check(&self, strategy: &Strategy, inner: &[Layer]) -> Result<(), SimError> {
         if strategy.hedging.is_some() {
             return Err(SimError::NotApplicable {
                 param: "hedge",
@@ -756,9 +896,66 @@ impl Composed {
         for layer in inner {
             layer.policy.build(SeededRng::new(0))?;
         }
-        let mut run = Loop::new(self, strategy, inner, seed)?;
-        run.go(max_events)?;
-        Ok(run.row())
+        Ok(())
+    }
+
+    /// Runs independent clients ([`Composed::independent`]) one after the other, each to its
+    /// end, with the generators the event loop would give them, in its order: the stream of
+    /// arrivals, network and failures first (which a constant network and a certain outcome
+    /// never draw from), then each request's budget's (if it has its own) and its policy's.
+    fn one_at_a_time(
+        &self,
+        round_trip: Nanos,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Metrics, SimError> {
+        let mut metrics = Metrics::unordered(nanos(self.window), self.reserved_retries(strategy));
+        let mut world = SeededRng::new(seed);
+        let _stream = world.fork();
+        let shared = strategy.shared_unlimited();
+        let settings = self.settings();
+        let fails = self.dependency.failure_rate >= 1.0;
+        for _ in 0..self.clients.count() {
+            let budget = match &shared {
+                Some(none) => none.clone(),
+                None => strategy.client_budget(world.fork()),
+            };
+            let mut call = Call::start(strategy, world.fork(), budget, settings, 0)?;
+            metrics.first_try();
+            let mut at = 0;
+            loop {
+                if let Err(stopped) = call.pace(at) {
+                    metrics.gave_up(stopped.reason);
+                    break;
+                }
+                if call.begin(at, &mut metrics).is_none() {
+                    break;
+                }
+                let now = at.saturating_add(round_trip);
+                metrics.events += 1;
+                check_events(metrics.events, max_events)?;
+                let result = if fails {
+                    Err(Failure::Retryable)
+                } else {
+                    Ok(())
+                };
+                match call.end(now, result, &mut metrics) {
+                    Next::RetryAt(next) => {
+                        if metrics.attempts >= Self::MAX_INDEPENDENT_ATTEMPTS {
+                            return Err(SimError::TooLarge {
+                                what: "attempts (a policy with no attempt limit never gives up \
+                                       here)",
+                                limit: Self::MAX_INDEPENDENT_ATTEMPTS.to_string(),
+                            });
+                        }
+                        at = next;
+                    }
+                    Next::Done => break,
+                }
+            }
+        }
+        Ok(metrics)
     }
 
     /// [`Composed::estimate`] with `inner` retry layers: each layer that retries on its own
@@ -766,10 +963,10 @@ impl Composed {
     /// bound: under its default a layer makes one).
     #[must_use]
     pub fn estimate_layered(&self, strategy: &Strategy, inner: &[Layer]) -> Estimate {
-        let base = self.estimate(strategy);
         if inner.is_empty() {
-            return base;
+            return self.estimate(strategy);
         }
+        let base = self.estimate_loop(strategy);
         let rtt = self.network.round_trip_mean();
         let within = |l: &Layer| match (l.settings.timeout(), self.deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -928,6 +1125,7 @@ impl<'a> Loop<'a> {
         strategy: &'a Strategy,
         layers: &'a [Layer],
         seed: u64,
+        keep_times: bool,
     ) -> Result<Self, SimError> {
         let mut world = SeededRng::new(seed);
         let n = model.clients.count() as usize;
@@ -1008,11 +1206,7 @@ impl<'a> Loop<'a> {
                 }
             }
         }
-        let settings = match model.deadline {
-            Some(timeout) => Settings::new().with_timeout(timeout),
-            None => Settings::new(),
-        }
-        .with_dispersal(model.dispersal);
+        let settings = model.settings();
         let requests = model.clients.requests(model.duration).max(1.0);
         let room = match model.clients {
             Clients::Serial { .. } => n,
@@ -1050,7 +1244,11 @@ impl<'a> Loop<'a> {
             gate,
             requests: Slots::with_capacity(room),
             queue: EventQueue::new(),
-            metrics: Metrics::new(nanos(model.window)),
+            metrics: if keep_times {
+                Metrics::unordered(nanos(model.window), 0)
+            } else {
+                Metrics::new(nanos(model.window))
+            },
             outage: OutageCounts::default(),
             limiting,
             down: model.dependency.outage.map(|w| {
@@ -1160,7 +1358,7 @@ impl<'a> Loop<'a> {
             self.settings,
             now,
         )?;
-        if self.model.per_request() {
+        if self.model.per_request() && self.model.dependency.tells_waits() {
             call = call.spread(source.policies.fork());
         }
         let slot = self.requests.insert(Request {
@@ -1475,4 +1673,116 @@ impl<'a> Loop<'a> {
 /// A placeholder for the source's budget when each request forks its own.
 fn none_budget() -> Rc<dyn Budget> {
     Rc::new(stagger_core::budget::Unlimited)
+}
+
+#[cfg(test)]
+mod tests {
+    use stagger_core::budget::BudgetKind;
+    use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
+
+    use super::*;
+
+    /// Independent clients run one at a time give the event loop's figures, event counts
+    /// apart: the same generators in the same order, whatever the policy, the budget, the
+    /// deadline, the network's shape and the outcome.
+    #[test]
+    fn one_at_a_time_is_the_event_loop_without_the_queue() {
+        let capped = AnyConfig::from(PolicyKind::Constant)
+            .set(Param::MaxAttempts(6))
+            .expect("a valid limit");
+        let strategies = [
+            Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
+            Strategy::policy(AnyConfig::from(PolicyKind::DecorrelatedJitter))
+                .with_budget(Some(BudgetKind::AwsStandard)),
+            Strategy::policy(capped).with_budget(Some(BudgetKind::Brooker)),
+        ];
+        let mut compared = 0;
+        for network in [
+            Network::OneWay(Delay::Constant { nanos: 1_000_000 }),
+            Network::RoundTrip(Delay::Constant { nanos: 3_000_000 }),
+        ] {
+            for failure_rate in [1.0, 0.0] {
+                for deadline in [None, Some(Duration::from_millis(700))] {
+                    for scope in [BudgetScope::PerSource, BudgetScope::PerRequest] {
+                        let mut model = Composed::new(
+                            Clients::Fixed { count: 300 },
+                            Duration::from_secs(60),
+                            network,
+                        );
+                        model.dependency.failure_rate = failure_rate;
+                        model.deadline = deadline;
+                        model.budget_scope = scope;
+                        for (i, strategy) in strategies.iter().enumerate() {
+                            let round_trip =
+                                model.independent(strategy, &[]).expect("independent parts");
+                            let mut alone = model
+                                .one_at_a_time(round_trip, strategy, 7, u64::MAX)
+                                .expect("runs");
+                            let mut run = Loop::new(&model, strategy, &[], 7, true).expect("made");
+                            run.go(u64::MAX).expect("runs");
+                            let mut times = run.metrics.retry_times().expect("kept").to_vec();
+                            let mut alone_times = alone.retry_times().expect("kept").to_vec();
+                            times.sort_unstable();
+                            alone_times.sort_unstable();
+                            assert_eq!(times, alone_times, "strategy {i}");
+                            let mut looped = run.row();
+                            let mut row = alone.row(strategy.policy.name(), None);
+                            assert!(looped.events > row.events);
+                            (looped.events, row.events, looped.budget) = (0, 0, None);
+                            assert_eq!(looped, row, "strategy {i}, {network:?}, {deadline:?}");
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 48);
+    }
+
+    /// Parts through which clients could affect one another, or draw from a shared stream,
+    /// run through the event loop.
+    #[test]
+    fn only_independent_parts_skip_the_queue() {
+        let strategy = Strategy::policy(AnyConfig::from(PolicyKind::Exponential));
+        let herd = || {
+            let mut m = Composed::new(
+                Clients::Fixed { count: 10 },
+                Duration::from_secs(60),
+                Network::OneWay(Delay::Constant { nanos: 1_000 }),
+            );
+            m.dependency.failure_rate = 1.0;
+            m
+        };
+        assert_eq!(herd().independent(&strategy, &[]), Some(2_000));
+        let mut varied = herd();
+        varied.network = Network::OneWay(Delay::Exponential { mean: 1_000 });
+        let mut uncertain = herd();
+        uncertain.dependency.failure_rate = 0.5;
+        let mut gated = herd();
+        gated.gate = true;
+        let mut down = herd();
+        down.dependency.outage = Some(Window {
+            at: Duration::from_secs(1),
+            lasts: Duration::from_secs(2),
+            retry_after: None,
+        });
+        let mut open = herd();
+        open.clients = Clients::Open {
+            sources: 1,
+            rate: 10.0,
+        };
+        for model in [varied, uncertain, gated, down, open] {
+            assert_eq!(model.independent(&strategy, &[]), None, "{model:?}");
+        }
+        let mut shared = herd();
+        shared.budget_scope = BudgetScope::Shared;
+        assert_eq!(shared.independent(&strategy, &[]), Some(2_000));
+        let budgeted = strategy.with_budget(Some(BudgetKind::Brooker));
+        assert_eq!(shared.independent(&budgeted, &[]), None);
+        let layer = Layer {
+            policy: crate::strategy::SimPolicy::Catalog(AnyConfig::from(PolicyKind::Immediate)),
+            settings: Settings::new(),
+        };
+        assert_eq!(herd().independent(&strategy, &[layer]), None);
+    }
 }

@@ -177,7 +177,8 @@ impl Metrics {
     }
 
     /// The memory the peak retry share of `retries` unordered retries takes when it is
-    /// measured, beside their times: the counts of the coarse pass (see [`busiest`]).
+    /// measured, beside their times: the counts of a coarse pass over them, which finds the
+    /// busiest stretch before only its times are sorted.
     #[must_use]
     pub fn scratch_bytes(retries: f64) -> f64 {
         let buckets = (retries / 16.0).max(MIN_BUCKETS as f64);
