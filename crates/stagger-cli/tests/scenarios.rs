@@ -672,6 +672,23 @@ fn the_herds_fleet_takes_a_budget_and_its_scope() {
     assert_eq!(load(&alone), 8.0, "{alone}");
     assert!(load(&together) < 1.2, "{together}");
     assert_eq!(together["first_tries"], 1000);
+    // `--stats` reports a scenario's run as a workload's: the shared budget's run goes through
+    // the event loop, whose events are more than its attempts.
+    let out = stagger(&[
+        "simulate",
+        "--scenario",
+        &write("stats.toml", &shared),
+        "--stats",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let stats = String::from_utf8_lossy(&out.stderr);
+    let measured = stats
+        .split("measured: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert!(measured > together["attempts"].as_u64().unwrap(), "{stats}");
     let both = write(
         "both.toml",
         &herd.replace(

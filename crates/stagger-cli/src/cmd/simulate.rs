@@ -46,7 +46,7 @@ pub(crate) struct Args {
             "duration", "rate", "window", "timeout", "retry_after", "limit_rate", "limit_burst",
             "limit_concurrency", "retry_after_form", "dispersal", "gate", "budget_partition",
             "attempt_timeout", "load", "replicas", "concurrency", "pause", "pause_every",
-            "fanout", "hedge", "plot", "stats", "base", "cap", "factor", "jitter",
+            "fanout", "hedge", "plot", "base", "cap", "factor", "jitter",
             "max_attempts",
         ]
     )]
@@ -343,26 +343,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     if args.stats {
-        let seconds = clock.now().since_origin().as_secs_f64();
-        let events: u64 = results.iter().map(|r| r.events).sum();
         let plots = if plotting {
             " (and as many again for the plot)"
         } else {
             ""
         };
-        let peak = limits::peak_resident_bytes()
-            .map_or_else(|| "unknown".to_owned(), |b| Bytes(b).to_string());
-        eprintln!(
-            "estimated: {} events{plots}, {} of memory (the run's data {}, the process {}); \
-             measured: {events} events in {seconds:.3} s ({:.0} events/s), peak memory {peak}; \
-             limits: {memory}, --max-events {}",
-            estimates.iter().map(|e| e.events).sum::<u64>(),
-            Bytes(total.bytes.saturating_add(process)),
-            Bytes(total.bytes),
-            Bytes(process),
-            events as f64 / seconds.max(1e-9),
-            Count(args.max_events),
-        );
+        let estimated = estimates.iter().map(|e| e.events).sum::<u64>();
+        print_stats(args, (estimated, plots), total, process, &results, &clock);
     }
     let (title, x, y) = match workload {
         WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
@@ -456,11 +443,22 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         &MemoryLimit::new(args.max_memory),
         args.max_events,
     )?;
+    let clock = MonotonicClock::starting_now();
     let row = ready
         .model
         .run_within(&ready.strategy, ready.seed, stop_after(&estimate))
         .map_err(|err| run_failure(err, &estimate))?;
     let results = [row];
+    if args.stats {
+        print_stats(
+            args,
+            (estimate.events, ""),
+            estimate,
+            process,
+            &results,
+            &clock,
+        );
+    }
     let name = ready.model.name();
     if let Some(html) = &args.html {
         let mut table = Vec::new();
@@ -473,6 +471,33 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         std::fs::write(html, crate::html::page("stagger simulate", &markdown, &[]))?;
     }
     write_results(out, args.format, name, ready.seed, &results)
+}
+
+/// Prints `--stats` on stderr: the estimate (its events, and what it adds to them), the events
+/// the runs processed since `clock` started, their rate, the peak memory and the limits.
+fn print_stats(
+    args: &Args,
+    (estimated, plots): (u64, &str),
+    total: Estimate,
+    process: u64,
+    results: &[ResultRow],
+    clock: &MonotonicClock,
+) {
+    let seconds = clock.now().since_origin().as_secs_f64();
+    let events: u64 = results.iter().map(|r| r.events).sum();
+    let peak = limits::peak_resident_bytes()
+        .map_or_else(|| "unknown".to_owned(), |b| Bytes(b).to_string());
+    eprintln!(
+        "estimated: {estimated} events{plots}, {} of memory (the run's data {}, the process {}); \
+         measured: {events} events in {seconds:.3} s ({:.0} events/s), peak memory {peak}; \
+         limits: {}, --max-events {}",
+        Bytes(total.bytes.saturating_add(process)),
+        Bytes(total.bytes),
+        Bytes(process),
+        events as f64 / seconds.max(1e-9),
+        MemoryLimit::new(args.max_memory),
+        Count(args.max_events),
+    );
 }
 
 /// The results as the table format prints them: a line naming the run, then the table.
