@@ -87,8 +87,9 @@ def stagger_side(clients, rounds):
         cells = [c.strip() for c in row.strip("|").split("|")]
         writes[name] = float(cells[8])
         found = re.search(r"events in ([0-9.]+) s", run.stderr + run.stdout)
-        if found:
-            inside += float(found.group(1))
+        if not found:
+            sys.exit(f"error: no --stats line from stagger's {name} run:\n{run.stderr}")
+        inside += float(found.group(1))
     wall = time.perf_counter() - start
     return wall, inside, writes
 

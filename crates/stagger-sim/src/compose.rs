@@ -704,7 +704,8 @@ impl Composed {
         if self.dependency.failure_rate < 1.0 {
             return 0;
         }
-        let per_client = Plan::new(strategy).max_attempts.saturating_sub(1);
+        // Within the deadline, if there is one.
+        let per_client = self.plan(strategy).max_attempts.saturating_sub(1);
         let retries = self
             .clients
             .count()
@@ -880,7 +881,7 @@ impl Composed {
                 run.metrics
             }
         };
-        Ok(metrics.retry_times().unwrap_or_default().to_vec())
+        Ok(metrics.into_retry_times())
     }
 
     /// Refuses a strategy that hedges (this model's attempts are sequential), invalid parts
@@ -925,9 +926,18 @@ impl Composed {
             metrics.first_try();
             let mut at = 0;
             loop {
-                if let Err(stopped) = call.pace(at) {
-                    metrics.gave_up(stopped.reason);
-                    break;
+                match call.pace(at) {
+                    Ok(None) => {}
+                    // A budget that paces holds the attempt to its slot, as a `Send` event
+                    // at the slot would in the loop (none does here: a gate is excluded).
+                    Ok(Some(later)) => {
+                        at = later;
+                        continue;
+                    }
+                    Err(stopped) => {
+                        metrics.gave_up(stopped.reason);
+                        break;
+                    }
                 }
                 if call.begin(at, &mut metrics).is_none() {
                     break;
