@@ -330,3 +330,50 @@ fn bad_input_is_refused_in_one_line_that_names_it() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A hedged configuration runs on the spike, whose model sends hedges beside the attempts in
+/// flight, with the figure the simulator gives it there; the herd and the outage, whose clients
+/// send one attempt at a time, are left out (`null`), and the catalog's default beside it keeps
+/// every figure.
+#[test]
+fn a_hedged_configuration_lands_on_the_spike() {
+    use stagger_core::engine::Hedging;
+    use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
+    use stagger_sim::Workload;
+    let dir = std::env::temp_dir().join(format!("stagger-check-hedged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("hedged.toml");
+    std::fs::write(
+        &file,
+        "policy = \"immediate\"\nmax_attempts = 3\n[hedging]\ndelay = \"p95\"\nmax_attempts = 3\n\
+         [budget]\nbudget = \"aws-standard\"\n",
+    )
+    .unwrap();
+    let report = &reports(file.to_str().unwrap(), &["--seed", "1"])[0];
+    let _ = std::fs::remove_dir_all(&dir);
+    let rows = report["workloads"].as_array().expect("workloads");
+    let mine = &rows[0];
+    assert_eq!(mine["label"], "this configuration");
+    assert!(mine["herd_peak_share"].is_null() && mine["outage_success"].is_null());
+    let policy = AnyConfig::from(PolicyKind::Immediate)
+        .set(Param::MaxAttempts(3))
+        .unwrap();
+    let retrying = stagger_sim::Strategy::policy(policy)
+        .with_budget(Some(stagger_core::budget::BudgetKind::AwsStandard));
+    let hedged = retrying.with_hedging(Some(Hedging::quantile(9_500, 3)));
+    let spike = |s: &stagger_sim::Strategy| {
+        stagger_sim::workload::spike::Spike::default()
+            .run(s, 1)
+            .unwrap()
+            .tail_goodput_ratio
+    };
+    // The hedged run is not the retrying one: the figure is the hedges'.
+    assert_ne!(spike(&hedged), spike(&retrying));
+    assert_eq!(mine["spike_tail_goodput"].as_f64(), spike(&hedged));
+    let jittered = rows
+        .iter()
+        .find(|r| r["label"] == "exponential-full-jitter at its defaults")
+        .expect("the catalog's default beside it");
+    assert!(jittered["herd_peak_share"].as_f64().is_some());
+    assert!(jittered["outage_success"].as_f64().is_some());
+}
