@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use super::{Overrides, Workload, WorkloadKind, check_clients, check_window, refuse_hedging};
+use super::{Overrides, Workload, WorkloadKind, refuse_hedging};
 use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -87,10 +87,9 @@ impl Workload for Herd {
         self.window = o.window.unwrap_or(self.window);
     }
 
+    /// The composed model's checks: the clients (up to [`Herd::MAX_CLIENTS`]) and the window.
     fn validate(&self) -> Result<(), SimError> {
-        check_clients(self.clients, Self::MAX_CLIENTS)?;
-        check_window(self.window)?;
-        Ok(())
+        self.composed().validate()
     }
 
     /// The composed model's estimate ([`Composed::estimate`]): every attempt fails, so each
@@ -108,7 +107,6 @@ impl Workload for Herd {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         refuse_hedging::<Self>(strategy)?;
-        self.validate()?;
         self.composed().run_within(strategy, seed, max_events)
     }
 }
@@ -128,7 +126,6 @@ impl Herd {
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
         refuse_hedging::<Self>(strategy)?;
-        self.validate()?;
         let times = self.composed().retry_times(strategy, seed)?;
         let bucket = nanos(bucket).max(1);
         let len = usize::try_from(until.as_nanos() / u128::from(bucket))
