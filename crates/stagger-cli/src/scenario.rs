@@ -840,6 +840,7 @@ impl Scenario {
                     failure_rate,
                     outage,
                     limiter,
+                    service: None,
                 };
                 model.deadline = settings.timeout();
                 model.budget_scope = budget_scope;

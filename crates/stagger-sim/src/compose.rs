@@ -66,8 +66,9 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use stagger_core::budget::Budget;
-use stagger_core::engine::{Dispersal, Settings, StopReason, Stopped};
+use stagger_core::engine::{Dispersal, HedgeDelay, Settings, StopReason, Stopped};
 use stagger_core::gate::{Gate, Gated};
+use stagger_core::sketch::LatencySketch;
 use stagger_core::{Failure, Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
@@ -76,7 +77,9 @@ use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::workload::call::{Call, Next, Settled};
+pub use crate::timeline::{Load, Timeline};
+use crate::timeline::{Profile, Series};
+use crate::workload::call::{Call, HedgedCall, Next, Settled, Step};
 use crate::workload::slots::Slots;
 use crate::workload::throttle::{RateLimiter, RetryAfterForm};
 use crate::workload::{
@@ -237,6 +240,23 @@ pub struct Dependency {
     /// A limiter in front of it, if any: an attempt it admits then meets the outage or the
     /// failure probability; one it refuses is answered with its wait at once.
     pub limiter: Option<Limiter>,
+    /// A service time that grows with the work in progress, if any (the spike's server; it
+    /// needs the one-way network): an attempt it admits, and is up for, answers once served.
+    pub service: Option<Service>,
+}
+
+/// A dependency with no admission control whose work slows down as it piles up, the server of
+/// Brooker's "simple collapse simulation" (2023): every attempt that reaches it is worked on
+/// at once, for `base + per_in_flight * n`, where `n` counts the attempts in progress once it
+/// has arrived, itself included. Work whose client has stopped waiting (its attempt timed
+/// out) runs on and counts in `n` until it is done: the server never learns that nobody
+/// waits. The answer travels back once the work is done.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Service {
+    /// The service time with nothing else in progress.
+    pub base: Duration,
+    /// The service time added per attempt in progress.
+    pub per_in_flight: Duration,
 }
 
 impl Dependency {
@@ -287,6 +307,17 @@ pub struct Composed {
     pub gate: bool,
     /// The window of the peak retry share.
     pub window: Duration,
+    /// How the open clients' rate changes over the run (steady by default).
+    pub load: Load,
+    /// Each attempt's own timeout, counted from when it is sent, besides the deadline; `None`
+    /// for none. An attempt whose time runs out (this timeout or the deadline, as the engine's
+    /// [`Attempt::remaining`](stagger_core::engine::Attempt::remaining) says) fails with
+    /// [`Failure::Timeout`], and its answer, if it comes later, is ignored.
+    pub attempt_timeout: Option<Duration>,
+    /// How long after the end of the run the requests still in flight are followed; those
+    /// still unfinished then are counted under the give-up reason `"unfinished"`. `None`:
+    /// every request is followed to its end.
+    pub drain: Option<Duration>,
 }
 
 /// What an attempt's answer says.
@@ -303,19 +334,30 @@ enum Outcome {
     Busy(Nanos),
 }
 
+/// An attempt's id, unique among the attempts whose events may still be queued: a counter
+/// that wraps after 2^32 attempts, far more than a run's [`Composed::MAX_EVENTS`] allow.
+type Id = u32;
+
+const _: () = assert!(Composed::MAX_EVENTS < (1 << 32));
+
 #[derive(Clone, Copy)]
 enum Event {
-    /// Source `c`'s next request starts.
+    /// Source `c`'s next request starts (for open sources with a load that varies, a
+    /// candidate arrival of the thinned process).
     Arrival(u32),
     /// The request in slot `r` sends its next attempt.
     Send(u32),
-    /// The attempt of the request in slot `r` reaches the dependency (one-way network).
-    Arrive(u32),
-    /// The answer to the request in slot `r` comes back.
-    Answer(u32, Outcome),
-    /// The attempt of the request in slot `r` leaves a concurrency limiter, served, with the
-    /// dependency's answer.
-    Served(u32, Outcome),
+    /// Attempt `id` of the request in slot `r` reaches the dependency (one-way network).
+    Arrive(u32, Id),
+    /// The answer to attempt `id` of the request in slot `r` comes back.
+    Answer(u32, Id, Outcome),
+    /// Attempt `id` of the request in slot `r` leaves a concurrency limiter or the service,
+    /// served, with the dependency's answer.
+    Served(u32, Id, Outcome),
+    /// Attempt `id`'s time runs out.
+    Timeout(u32, Id),
+    /// The hedged request in slot `r` asked to be woken now.
+    Wake(u32),
 }
 
 /// One source or client: its generators and its budget.
@@ -335,11 +377,8 @@ struct Source {
 /// A request in flight: its engine run, its source, whether its first attempt met the
 /// outage, and the earliest time a limiter's wait lets its next attempt reach the dependency.
 struct Request {
-    /// The outermost layer's run.
-    call: Call,
-    /// The runs of the inner layers in progress, outermost first: each makes its attempts
-    /// inside one attempt of the layer above.
-    inner: Vec<Call>,
+    /// The engine's run: retried, or hedged.
+    run: Driven,
     source: u32,
     met: bool,
     not_before: Nanos,
@@ -347,15 +386,78 @@ struct Request {
     sent: u32,
     /// Whether an attempt of the request has reached the dependency behind the limiter.
     reached: bool,
-    /// A round trip's time back from the dependency, held while a concurrency limiter serves
-    /// the attempt.
+}
+
+/// How a request's attempts are driven.
+enum Driven {
+    /// One attempt at a time, through the layers of the stack.
+    Retried {
+        /// The outermost layer's run.
+        call: Call,
+        /// The runs of the inner layers in progress, outermost first: each makes its attempts
+        /// inside one attempt of the layer above.
+        inner: Vec<Call>,
+        /// The attempt awaited, if one is.
+        pending: Option<Id>,
+        /// A round trip's time back from the dependency, held while a concurrency limiter
+        /// serves the attempt.
+        trip: Nanos,
+    },
+    /// Attempts beside those in flight.
+    Hedged(Box<HedgedRequest>),
+}
+
+/// A hedged request's run, the attempts it awaits, and when it asked to be woken.
+struct HedgedRequest {
+    call: HedgedCall,
+    flying: Vec<Flying>,
+    wake: Option<Nanos>,
+}
+
+/// An attempt of a hedged request in flight.
+struct Flying {
+    id: Id,
+    number: u32,
+    sent: Nanos,
+    /// As [`Driven::Retried`]'s `trip`.
     trip: Nanos,
 }
 
 impl Request {
-    /// The innermost run in progress: the one whose attempt comes next.
-    fn top(&mut self) -> &mut Call {
-        self.inner.last_mut().unwrap_or(&mut self.call)
+    /// The innermost run in progress of a retried request: the one whose attempt comes next.
+    fn top(&mut self) -> Option<&mut Call> {
+        match &mut self.run {
+            Driven::Retried { call, inner, .. } => Some(inner.last_mut().unwrap_or(call)),
+            Driven::Hedged(_) => None,
+        }
+    }
+
+    /// Whether the request awaits attempt `id`.
+    fn awaits(&self, id: Id) -> bool {
+        match &self.run {
+            Driven::Retried { pending, .. } => *pending == Some(id),
+            Driven::Hedged(h) => h.flying.iter().any(|f| f.id == id),
+        }
+    }
+
+    /// Holds the time back of attempt `id` while a concurrency limiter serves it.
+    fn set_trip(&mut self, id: Id, back: Nanos) {
+        match &mut self.run {
+            Driven::Retried { trip, .. } => *trip = back,
+            Driven::Hedged(h) => {
+                if let Some(f) = h.flying.iter_mut().find(|f| f.id == id) {
+                    f.trip = back;
+                }
+            }
+        }
+    }
+
+    /// The time back of attempt `id` held by [`Request::set_trip`].
+    fn trip(&self, id: Id) -> Nanos {
+        match &self.run {
+            Driven::Retried { trip, .. } => *trip,
+            Driven::Hedged(h) => h.flying.iter().find(|f| f.id == id).map_or(0, |f| f.trip),
+        }
     }
 }
 
@@ -430,13 +532,61 @@ impl Composed {
                 failure_rate: 0.0,
                 outage: None,
                 limiter: None,
+                service: None,
             },
             deadline: None,
             budget_scope: BudgetScope::PerSource,
             dispersal: Dispersal::default(),
             gate: false,
             window: Duration::from_millis(10),
+            load: Load::Steady,
+            attempt_timeout: None,
+            drain: None,
         }
+    }
+
+    /// The requests the clients start: open sources' expected arrivals over the run (with
+    /// its load), or the fixed population (serial clients start as many as their requests'
+    /// lengths allow).
+    fn requests(&self) -> f64 {
+        match self.clients {
+            Clients::Open { sources, rate } => {
+                sources as f64 * self.profile(rate).between(0.0, self.duration.as_secs_f64())
+            }
+            clients => clients.requests(self.duration),
+        }
+    }
+
+    /// The rate over time of one source whose base rate is `rate`.
+    fn profile(&self, rate: f64) -> Profile {
+        self.load.profile(rate)
+    }
+
+    /// How long requests are followed: the end of the run and the drain after it.
+    fn horizon(&self) -> Nanos {
+        self.drain
+            .map_or(Nanos::MAX, |d| nanos(self.duration).saturating_add(nanos(d)))
+    }
+
+    /// With a service, how long an attempt may take: the time it has (its timeout or the
+    /// deadline), or the whole run and its drain.
+    fn slow_attempt(&self) -> Option<f64> {
+        self.dependency.service?;
+        let has = match (self.attempt_timeout, self.deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        Some(has.map_or(ns(self.duration) + self.drain_ns(), ns).max(1.0))
+    }
+
+    /// The drain after the run, in nanoseconds (none: the run's length again, for estimates).
+    fn drain_ns(&self) -> f64 {
+        self.drain.map_or(ns(self.duration), ns)
+    }
+
+    /// Whether an attempt's time can run out: an attempt timeout or a deadline.
+    const fn times_attempts(&self) -> bool {
+        self.attempt_timeout.is_some() || self.deadline.is_some()
     }
 
     /// The most open sources or serial clients.
@@ -520,10 +670,11 @@ impl Composed {
                 allowed: "longer than 0 and at most a day",
             });
         }
+        self.validate_over_time()?;
         let n = self.clients.count() as f64;
         match self.clients {
             Clients::Open { .. } => {
-                if self.clients.requests(self.duration) > Self::MAX_REQUESTS {
+                if self.requests() > Self::MAX_REQUESTS {
                     return Err(SimError::TooLarge {
                         what: "sources x rate x duration",
                         limit: "1e7 requests".to_owned(),
@@ -559,6 +710,86 @@ impl Composed {
         Ok(())
     }
 
+    /// Checks the load, the service, the attempt timeout and the drain.
+    fn validate_over_time(&self) -> Result<(), SimError> {
+        const DAY: Duration = Duration::from_secs(86_400);
+        if let Some((param, factor)) = self.load.factor() {
+            if !matches!(self.clients, Clients::Open { .. }) {
+                return Err(SimError::Invalid {
+                    param: "load",
+                    allowed: "a spike or a ramp of open clients only",
+                });
+            }
+            if !(factor.is_finite() && factor > 0.0 && factor <= 1e3) {
+                return Err(SimError::Invalid {
+                    param,
+                    allowed: "a multiple of the rate in (0, 1000]",
+                });
+            }
+        }
+        match self.load {
+            Load::Spike { at, lasts, .. } if at > DAY || lasts.is_zero() || lasts > DAY => {
+                return Err(SimError::Invalid {
+                    param: "spike",
+                    allowed: "a spike longer than 0 that starts and lasts at most a day",
+                });
+            }
+            Load::Ramp { peak_at, .. } if peak_at.is_zero() || peak_at > DAY => {
+                return Err(SimError::Invalid {
+                    param: "peak_at",
+                    allowed: "longer than 0 and at most a day",
+                });
+            }
+            _ => {}
+        }
+        if let Some(service) = self.dependency.service {
+            if service.base > Duration::from_secs(3_600)
+                || service.per_in_flight > Duration::from_secs(3_600)
+            {
+                return Err(SimError::Invalid {
+                    param: "service_time",
+                    allowed: "at most an hour",
+                });
+            }
+            if !matches!(self.network, Network::OneWay(_)) {
+                return Err(SimError::Invalid {
+                    param: "service",
+                    allowed: "a one-way network (`network`, not `rtt`): the answer travels \
+                              back once the work is done",
+                });
+            }
+            if matches!(
+                self.dependency.limiter,
+                Some(Limiter {
+                    kind: LimiterKind::Concurrency { .. },
+                    ..
+                })
+            ) {
+                return Err(SimError::Invalid {
+                    param: "service",
+                    allowed: "no concurrency limit beside it (the limit has a service time \
+                              of its own)",
+                });
+            }
+        }
+        if self
+            .attempt_timeout
+            .is_some_and(|t| t.is_zero() || t > DAY)
+        {
+            return Err(SimError::Invalid {
+                param: "attempt_timeout",
+                allowed: "longer than 0 and at most a day",
+            });
+        }
+        if self.drain.is_some_and(|d| d > DAY) {
+            return Err(SimError::Invalid {
+                param: "drain",
+                allowed: "at most a day",
+            });
+        }
+        Ok(())
+    }
+
     /// The round trip, if the requests of `strategy` cannot affect one another nor draw from a
     /// generator they share, so that each can be run to its end in turn, with no event queue:
     /// fixed clients, a constant network, a dependency that always or never fails with no
@@ -577,6 +808,9 @@ impl Composed {
             || !(x <= 0.0 || x >= 1.0)
             || self.dependency.outage.is_some()
             || self.dependency.limiter.is_some()
+            || self.dependency.service.is_some()
+            || self.drain.is_some()
+            || strategy.hedging.is_some()
             || self.gate
             || shared
         {
@@ -589,11 +823,16 @@ impl Composed {
         }
     }
 
-    /// The engine's settings for each request: the deadline and the dispersal.
+    /// The engine's settings for each request: the deadline, the attempt timeout and the
+    /// dispersal.
     fn settings(&self) -> Settings {
-        match self.deadline {
+        let settings = match self.deadline {
             Some(timeout) => Settings::new().with_timeout(timeout),
             None => Settings::new(),
+        };
+        match self.attempt_timeout {
+            Some(timeout) => settings.with_attempt_timeout(timeout),
+            None => settings,
         }
         .with_dispersal(self.dispersal)
     }
@@ -642,8 +881,20 @@ impl Composed {
             return self.clients.count() as f64;
         };
         let rtt = self.network.round_trip_mean();
-        let per_ns = self.clients.count() as f64 * rate / 1e9;
+        let mut per_ns = self.clients.count() as f64 * rate / 1e9;
         let mut lifetime = plan.lifetime(self.dependency.failure_rate, rtt);
+        if let Some(slow) = self.slow_attempt() {
+            // Against a service that piles work up, every attempt may take all the time it
+            // has: a request lives its timeouts and its delays.
+            let (_, last) = plan.attempts_within(slow, ns(self.duration) + self.drain_ns());
+            lifetime = lifetime.max(last + slow);
+        }
+        let profile = self.profile(rate);
+        if profile.varies() {
+            // At the busiest rate over such a lifetime.
+            let busiest = profile.busiest(lifetime / 1e9, self.duration.as_secs_f64());
+            per_ns = self.clients.count() as f64 * busiest / 1e9;
+        }
         if let Some(w) = self.dependency.outage {
             let down = ns(w.lasts).min(ns(self.duration));
             let (_, last) = plan.attempts_within(rtt, f64::INFINITY);
@@ -723,17 +974,28 @@ impl Composed {
         let x = self.dependency.failure_rate;
         let limited = self.dependency.limiter.is_some();
         let mut hops = self.network.hops();
-        if let Some(Limiter {
-            kind: LimiterKind::Concurrency { .. },
-            ..
-        }) = self.dependency.limiter
+        if self.dependency.service.is_some()
+            || matches!(
+                self.dependency.limiter,
+                Some(Limiter {
+                    kind: LimiterKind::Concurrency { .. },
+                    ..
+                })
+            )
         {
+            // Leaving the service or the limiter.
             hops += 1.0;
         }
-        let per_request = if limited {
-            plan.max_attempts.min(1_000_000) as f64
-        } else {
-            plan.attempts(x)
+        // An attempt's timeout, and a hedged request's wake-up per attempt.
+        hops += f64::from(u8::from(self.times_attempts()))
+            + f64::from(u8::from(strategy.hedging.is_some()));
+        let horizon = duration + self.drain_ns();
+        let per_request = match self.slow_attempt() {
+            // Whether the service keeps up cannot be known without running it, so the
+            // estimate takes the collapse: every attempt the policy allows, one per timeout.
+            Some(slow) => (plan.max_attempts as f64).min(horizon / slow + 1.0),
+            None if limited => plan.max_attempts.min(1_000_000) as f64,
+            None => plan.attempts(x),
         };
         let (requests, attempts, bytes) = match self.clients {
             Clients::Serial { rate, .. } => {
@@ -755,7 +1017,7 @@ impl Composed {
                 (requests, attempts, bytes)
             }
             Clients::Open { .. } | Clients::Fixed { .. } => {
-                let requests = self.clients.requests(self.duration);
+                let requests = self.requests();
                 let per_ns = requests / duration.max(1.0);
                 let attempts = match self.dependency.outage {
                     Some(w) => {
@@ -773,7 +1035,28 @@ impl Composed {
             }
         };
         let retries = (attempts - requests).max(0.0);
-        let events = requests + hops * attempts + retries;
+        let mut events = requests + hops * attempts + retries;
+        let mut bytes = bytes;
+        if let Clients::Open { sources, rate } = self.clients {
+            let profile = self.profile(rate);
+            if profile.varies() {
+                // Each candidate arrival of the thinning is an event.
+                events += sources as f64 * profile.peak() * self.duration.as_secs_f64() - requests;
+            }
+        }
+        if let Some(service) = self.dependency.service {
+            // The service finishes fewer than one attempt per `per_in_flight` however much it
+            // holds; the attempts it has not finished wait in the queue.
+            let per = ns(service.per_in_flight);
+            let finished = if per > 0.0 { horizon / per } else { attempts };
+            let live = self.in_flight(&plan).min(requests.max(1.0));
+            bytes += (attempts - finished).max(live) * EventQueue::<Event>::bytes_per_parked();
+        }
+        if self.times_attempts() {
+            bytes += self.in_flight(&plan).min(requests.max(1.0))
+                * EventQueue::<Event>::bytes_per_pending();
+        }
+        bytes += Series::bytes(self.duration);
         // The retries come at least as densely as over the whole run, and during an outage as
         // densely as they come in it.
         let mut retries_per_ns = retries / duration;
@@ -884,20 +1167,68 @@ impl Composed {
         Ok(metrics.into_retry_times())
     }
 
-    /// Refuses a strategy that hedges (this model's attempts are sequential), invalid parts
-    /// and an inner layer's invalid policy.
+    /// Refuses invalid parts, an invalid policy (even if no request comes), invalid hedging,
+    /// hedging with inner layers (a hedged request's attempts go to the dependency) and an
+    /// inner layer's invalid policy.
     fn check(&self, strategy: &Strategy, inner: &[Layer]) -> Result<(), SimError> {
-        if strategy.hedging.is_some() {
-            return Err(SimError::NotApplicable {
-                param: "hedge",
-                workload: "composed",
-            });
-        }
         self.validate()?;
+        strategy.policy.build(SeededRng::new(0))?;
+        if let Some(hedging) = strategy.hedging {
+            hedging.validate()?;
+            if !inner.is_empty() {
+                return Err(SimError::NotApplicable {
+                    param: "hedge",
+                    workload: "composed with inner layers",
+                });
+            }
+        }
         for layer in inner {
             layer.policy.build(SeededRng::new(0))?;
         }
         Ok(())
+    }
+
+    /// Runs `strategy`, every generator derived from `seed`, and returns its row with the
+    /// per-second series behind it ([`Timeline`]): goodput, offered rate, arrivals, attempts
+    /// and work in progress, the tail goodput ratio over the final 30 s and, with a spike,
+    /// the recovery time after it. Stopped with [`SimError::EventLimit`] past `max_events`
+    /// events.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run_within`].
+    pub fn timeline(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Timeline, SimError> {
+        self.check(strategy, &[])?;
+        let mut run = Loop::new(self, strategy, &[], seed, false)?;
+        run.series = Some(Series::new(self.duration));
+        run.go(max_events)?;
+        let series = run.series.take();
+        let row = run.row();
+        let sources = self.clients.count() as f64;
+        let between = |a: f64, b: f64| match self.clients {
+            Clients::Open { rate, .. } | Clients::Serial { rate, .. } => {
+                sources * self.profile(rate).between(a, b)
+            }
+            // A fleet that calls at once offers all of it in the first second.
+            Clients::Fixed { count } => {
+                if a <= 0.0 && b > 0.0 {
+                    count as f64 * (b - a)
+                } else {
+                    0.0
+                }
+            }
+        };
+        Ok(series.unwrap_or_else(|| Series::new(self.duration)).timeline(
+            row,
+            self.duration,
+            between,
+            self.load.trigger_end(),
+        ))
     }
 
     /// Runs independent clients ([`Composed::independent`]) one after the other, each to its
@@ -930,13 +1261,23 @@ impl Composed {
                 // it, or a server's wait. Neither exists here (no gate, and no answer tells a
                 // wait), so the answer is always yes, and asking would cost a tenth of the run.
                 debug_assert!(matches!(call.pace(at), Ok(None)));
-                if call.begin(at, &mut metrics).is_none() {
+                let Some(remaining) = call.begin_timed(at, &mut metrics) else {
                     break;
-                }
-                let now = at.saturating_add(round_trip);
+                };
+                // An attempt whose time runs out first times out, as in the loop: on a round
+                // trip the answer wins a tie, on a one-way network the timeout (it was queued
+                // first).
+                let left = remaining.map_or(Nanos::MAX, nanos);
+                let timed_out = match self.network {
+                    Network::RoundTrip(_) => left < round_trip,
+                    Network::OneWay(_) => left <= round_trip,
+                };
+                let now = at.saturating_add(if timed_out { left } else { round_trip });
                 metrics.events += 1;
                 check_events(metrics.events, max_events)?;
-                let result = if fails {
+                let result = if timed_out {
+                    Err(Failure::Timeout)
+                } else if fails {
                     Err(Failure::Retryable)
                 } else {
                     Ok(())
@@ -1001,7 +1342,7 @@ impl Composed {
             })
             .sum();
         let plan = self.plan(strategy);
-        let requests = self.clients.requests(self.duration).max(1.0);
+        let requests = self.requests().max(1.0);
         let per_ns = requests / ns(self.duration).max(1.0);
         let lifetime = plan.lifetime(self.dependency.failure_rate, rtt)
             + plan.max_attempts as f64 * factor * windows;
@@ -1121,6 +1462,26 @@ struct Loop<'a> {
     /// Whether an attempt may have to wait before it goes: a gate, or a dependency that tells
     /// waits.
     may_wait: bool,
+    /// Each source's rate over time and its peak, when it varies: arrivals are then thinned.
+    thinning: Option<(Profile, f64)>,
+    /// The service: its base time and time per attempt in progress, and the attempts in
+    /// progress, abandoned ones included.
+    service: Option<(Nanos, Nanos, u64)>,
+    /// Attempts sent and still awaited.
+    outstanding: u64,
+    /// The next attempt's id.
+    next_id: Id,
+    /// Arrival events queued.
+    arrivals_queued: u64,
+    /// Attempts on their way to the dependency (one-way network), awaited or not: each still
+    /// reaches it, and counts there.
+    travelling: u64,
+    /// When requests stop being followed.
+    horizon: Nanos,
+    /// The fleet's attempt latencies, for a hedge delay at a quantile.
+    sketch: LatencySketch,
+    /// Per-second counters, for a [`Timeline`].
+    series: Option<Series>,
 }
 
 impl<'a> Loop<'a> {
@@ -1140,10 +1501,11 @@ impl<'a> Loop<'a> {
             (Clients::Open { sources, .. }, true) => sources as f64,
             _ => 1.0,
         };
-        let mean_gap = model
-            .clients
-            .rate()
-            .map_or(f64::INFINITY, |rate| SECOND as f64 / (rate * merged));
+        let profile = model.clients.rate().map(|rate| model.profile(rate * merged));
+        let mean_gap = profile.map_or(f64::INFINITY, |p| SECOND as f64 / p.peak());
+        let thinning = profile
+            .filter(|p| matches!(model.clients, Clients::Open { .. }) && p.varies())
+            .map(|p| (p, p.peak()));
         // With no budget, one "no budget" for all: it holds no state.
         let unlimited = strategy.shared_unlimited();
         let budget_of = |rng: SeededRng, first: Option<&Source>| -> Rc<dyn Budget> {
@@ -1211,7 +1573,7 @@ impl<'a> Loop<'a> {
             }
         }
         let settings = model.settings();
-        let requests = model.clients.requests(model.duration).max(1.0);
+        let requests = model.requests().max(1.0);
         let room = match model.clients {
             Clients::Serial { .. } => n,
             _ => {
@@ -1265,30 +1627,48 @@ impl<'a> Loop<'a> {
             end,
             mean_gap,
             may_wait: model.gate || model.dependency.tells_waits(),
+            thinning,
+            service: model
+                .dependency
+                .service
+                .map(|s| (nanos(s.base), nanos(s.per_in_flight), 0)),
+            outstanding: 0,
+            next_id: 0,
+            arrivals_queued: 0,
+            travelling: 0,
+            horizon: model.horizon(),
+            sketch: LatencySketch::new(),
+            series: None,
         };
         match model.clients {
             Clients::Fixed { count } => {
                 for _ in 0..count {
-                    run.queue.push(0, Event::Arrival(0));
+                    run.arrive_at(0, 0);
                 }
             }
             Clients::Open { .. } => {
                 for c in 0..run.sources.len() {
                     let gap = exponential(&mut run.sources[c].gaps, mean_gap) as Nanos;
                     if gap < end {
-                        run.queue.push(gap, Event::Arrival(c as u32));
+                        run.arrive_at(gap, c as u32);
                     }
                 }
             }
             Clients::Serial { .. } => {
                 for c in 0..n {
                     if let Some(at) = run.next_start(c as u32, 0) {
-                        run.queue.push(at, Event::Arrival(c as u32));
+                        run.arrive_at(at, c as u32);
                     }
                 }
             }
         }
         Ok(run)
+    }
+
+    /// Queues source `c`'s next arrival at `at`.
+    fn arrive_at(&mut self, at: Nanos, c: u32) {
+        self.arrivals_queued += 1;
+        self.queue.push(at, Event::Arrival(c));
     }
 
     /// When serial client `c`, whose request ended at `now`, starts its next one: a gap of
@@ -1313,7 +1693,7 @@ impl<'a> Loop<'a> {
         if matches!(self.model.clients, Clients::Serial { .. })
             && let Some(at) = self.next_start(c, now)
         {
-            self.queue.push(at, Event::Arrival(c));
+            self.arrive_at(at, c);
         }
     }
 
@@ -1327,27 +1707,66 @@ impl<'a> Loop<'a> {
                 });
             }
             check_events(self.metrics.events, max_events)?;
+            if let Some(series) = self.series.as_mut() {
+                let in_flight = self.service.map_or(self.outstanding, |s| s.2);
+                series.sample(now, in_flight);
+            }
+            // Past the horizon, or once nothing is left to follow: no request to come or in
+            // flight, and no attempt on its way to the dependency (the work it still does for
+            // abandoned attempts answers nobody).
+            if now >= self.horizon
+                || (self.arrivals_queued == 0
+                    && self.travelling == 0
+                    && self.requests.live() == 0)
+            {
+                break;
+            }
             match event {
-                Event::Arrival(c) => self.arrival(c, now)?,
+                Event::Arrival(c) => {
+                    self.arrivals_queued -= 1;
+                    self.arrival(c, now)?;
+                }
                 Event::Send(slot) => self.send(slot, now)?,
-                Event::Arrive(slot) => self.arrive(slot, now),
-                Event::Served(slot, outcome) => self.served(slot, now, outcome),
-                Event::Answer(slot, outcome) => self.answer(slot, now, outcome),
+                Event::Arrive(slot, id) => {
+                    self.travelling -= 1;
+                    self.arrive(slot, id, now);
+                }
+                Event::Served(slot, id, outcome) => self.served(slot, id, now, outcome),
+                Event::Answer(slot, id, outcome) => {
+                    let result = self.result_of(outcome);
+                    self.heard(slot, id, now, result)?;
+                }
+                Event::Timeout(slot, id) => self.heard(slot, id, now, Err(Failure::Timeout))?,
+                Event::Wake(slot) => self.wake(slot, now)?,
             }
         }
         Ok(())
     }
 
     /// Source `c`'s request starts at `now`; an open source's next arrival is drawn first.
+    /// With a load that varies, the arrival is a candidate, kept with probability
+    /// `rate(now) / peak` (drawn before the next candidate's gap).
     fn arrival(&mut self, c: u32, now: Nanos) -> Result<(), SimError> {
         let source = &mut self.sources[c as usize];
+        let mut kept = true;
         if matches!(self.model.clients, Clients::Open { .. }) {
+            if let Some((profile, peak)) = &self.thinning {
+                let t = now as f64 / SECOND as f64;
+                kept = source.gaps.next_f64() * peak < profile.at(t);
+            }
             let next = now.saturating_add(exponential(&mut source.gaps, self.mean_gap) as Nanos);
             if next < self.end {
-                self.queue.push(next, Event::Arrival(c));
+                self.arrive_at(next, c);
             }
         }
+        if !kept {
+            return Ok(());
+        }
         self.metrics.first_try();
+        if let Some(series) = self.series.as_mut() {
+            series.arrival(now);
+        }
+        let source = &mut self.sources[c as usize];
         let mut budget = if self.budget_each {
             self.strategy.client_budget(source.policies.fork())
         } else {
@@ -1356,26 +1775,62 @@ impl<'a> Loop<'a> {
         if let Some(gate) = &self.gate {
             budget = Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION));
         }
-        let mut call = Call::start(
-            self.strategy,
-            source.policies.fork(),
-            budget,
-            self.settings,
-            now,
-        )?;
-        if self.model.per_request() && self.model.dependency.tells_waits() {
-            call = call.spread(source.policies.fork());
-        }
+        let tells_waits = self.model.dependency.tells_waits();
+        let run = if let Some(hedging) = self.strategy.hedging {
+            let measured = match hedging.delay() {
+                HedgeDelay::Quantile(q) => self.sketch.quantile(q),
+                _ => None,
+            };
+            let rng = source.policies.fork();
+            // A hedged request that may meet a server's wait gets its spread's generator now.
+            let spread = tells_waits.then(|| source.policies.fork());
+            let call = HedgedCall::start(
+                self.strategy,
+                hedging,
+                measured,
+                rng,
+                spread,
+                budget,
+                self.settings,
+                now,
+            )?;
+            Driven::Hedged(Box::new(HedgedRequest {
+                call,
+                flying: Vec::new(),
+                wake: Some(now),
+            }))
+        } else {
+            let mut call = Call::start(
+                self.strategy,
+                source.policies.fork(),
+                budget,
+                self.settings,
+                now,
+            )?;
+            if self.model.per_request() && tells_waits {
+                call = call.spread(source.policies.fork());
+            }
+            Driven::Retried {
+                call,
+                inner: Vec::new(),
+                pending: None,
+                trip: 0,
+            }
+        };
+        let hedged = matches!(run, Driven::Hedged(_));
         let slot = self.requests.insert(Request {
-            call,
-            inner: Vec::new(),
+            run,
             source: c,
             met: false,
             not_before: 0,
             sent: 0,
             reached: false,
-            trip: 0,
         });
+        if hedged {
+            // The hedged request is asked what to do once the events queued for now are done.
+            self.queue.push(now, Event::Wake(slot));
+            return Ok(());
+        }
         self.send(slot, now)
     }
 
@@ -1387,9 +1842,14 @@ impl<'a> Loop<'a> {
         let Some(request) = self.requests.get(slot) else {
             return Ok(());
         };
-        loop {
-            let depth = request.inner.len();
-            let top = request.top();
+        let Driven::Retried { inner, .. } = &request.run else {
+            return self.step(slot, now);
+        };
+        let mut depth = inner.len();
+        let remaining = loop {
+            let Some(top) = request.top() else {
+                return Ok(());
+            };
             // Only a gate or a server's wait can hold an attempt back; without either, the
             // answer is always to go now, and not asking saves a tenth of an attempt's cost.
             let begun = if self.may_wait {
@@ -1412,7 +1872,7 @@ impl<'a> Loop<'a> {
                 }
             };
             let Some(layer) = self.layers.get(depth) else {
-                break;
+                break attempt.remaining;
             };
             // The layer below runs inside this attempt: within the time it has, and its own
             // deadline if that is sooner, as an executor's attempt is raced against it.
@@ -1429,35 +1889,150 @@ impl<'a> Loop<'a> {
                 now,
             )?;
             call.nest();
-            request.inner.push(call);
-        }
+            if let Driven::Retried { inner, .. } = &mut request.run {
+                inner.push(call);
+            }
+            depth += 1;
+        };
         request.sent += 1;
         self.metrics.attempt(now, request.sent);
-        let c = request.source as usize;
-        match self.model.network {
-            Network::RoundTrip(rtt) => {
-                let back = now.saturating_add(rtt.sample(self.sources[c].server()));
-                let outcome = self.reach(slot, c, now, back);
-                self.respond(slot, now, back, outcome);
-            }
-            Network::OneWay(delay) => {
-                let at = now.saturating_add(delay.sample(self.sources[c].server()));
-                self.queue.push(at, Event::Arrive(slot));
-            }
-        }
+        self.dispatch(slot, now, remaining, 0);
         Ok(())
     }
 
-    /// The attempt of the request in `slot` reaches the dependency at `now` (one-way network).
-    fn arrive(&mut self, slot: u32, now: Nanos) {
+    /// Sends attempt `number` (a hedged request's; 0 for a retried one) of the request in
+    /// `slot` at `now`, with the time it has, `remaining`: the network carries it, and its
+    /// timeout is set if its time can run out.
+    fn dispatch(&mut self, slot: u32, now: Nanos, remaining: Option<Duration>, number: u32) {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
         let Some(request) = self.requests.get(slot) else {
             return;
         };
+        match &mut request.run {
+            Driven::Retried { pending, .. } => *pending = Some(id),
+            Driven::Hedged(h) => h.flying.push(Flying {
+                id,
+                number,
+                sent: now,
+                trip: 0,
+            }),
+        }
         let c = request.source as usize;
+        self.outstanding += 1;
+        if let Some(series) = self.series.as_mut() {
+            series.attempt(now);
+        }
+        let timeout = remaining.map(|r| now.saturating_add(nanos(r)));
+        match self.model.network {
+            Network::RoundTrip(rtt) => {
+                let back = now.saturating_add(rtt.sample(self.sources[c].server()));
+                let outcome = self.reach(slot, id, Some(c), now, back);
+                self.respond(slot, id, now, back, outcome);
+                if let Some(at) = timeout.filter(|&at| at < back) {
+                    self.queue.push(at, Event::Timeout(slot, id));
+                }
+            }
+            Network::OneWay(delay) => {
+                let at = now.saturating_add(delay.sample(self.sources[c].server()));
+                self.travelling += 1;
+                self.queue.push(at, Event::Arrive(slot, id));
+                if let Some(at) = timeout {
+                    self.queue.push(at, Event::Timeout(slot, id));
+                }
+            }
+        }
+    }
+
+    /// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts
+    /// it sends, sets the wake-up it asks for, or ends it.
+    fn step(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        loop {
+            let Some(request) = self.requests.get(slot) else {
+                return Ok(());
+            };
+            let Driven::Hedged(h) = &mut request.run else {
+                return Ok(());
+            };
+            match h.call.next(now, &mut self.metrics) {
+                Step::Send(number, remaining) => {
+                    request.sent += 1;
+                    self.dispatch(slot, now, remaining, number);
+                }
+                Step::WakeAt(at) => {
+                    if h.wake.is_none_or(|w| at < w) {
+                        h.wake = Some(at);
+                        self.queue.push(at, Event::Wake(slot));
+                    }
+                    return Ok(());
+                }
+                Step::Idle => return Ok(()),
+                Step::Done => {
+                    self.finish_hedged(slot, now);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// The hedged request in `slot` asked to be woken at `now`.
+    fn wake(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        let Some(Request {
+            run: Driven::Hedged(h),
+            ..
+        }) = self.requests.get(slot)
+        else {
+            return Ok(());
+        };
+        if h.wake != Some(now) {
+            return Ok(());
+        }
+        h.wake = None;
+        self.step(slot, now)
+    }
+
+    /// The hedged request in `slot` is over at `now`: its attempts still awaited are abandoned
+    /// (the dependency works on), each measured for as long as it ran.
+    fn finish_hedged(&mut self, slot: u32, now: Nanos) {
+        if let Some(Request {
+            run: Driven::Hedged(h),
+            ..
+        }) = self.requests.get(slot)
+        {
+            for f in &h.flying {
+                self.sketch.record(Duration::from_nanos(now - f.sent));
+            }
+            self.outstanding -= h.flying.len() as u64;
+        }
+        self.finish(slot, now);
+    }
+
+    /// Whether the request in `slot` awaits attempt `id`: its source if it does.
+    fn awaiting(&mut self, slot: u32, id: Id) -> Option<usize> {
+        self.requests
+            .get(slot)
+            .filter(|r| r.awaits(id))
+            .map(|r| r.source as usize)
+    }
+
+    /// Attempt `id` of the request in `slot` reaches the dependency at `now` (one-way
+    /// network). The dependency works on it whether or not its client still waits.
+    fn arrive(&mut self, slot: u32, id: Id, now: Nanos) {
         let Network::OneWay(delay) = self.model.network else {
             return;
         };
-        let outcome = self.reach(slot, c, now, 0);
+        let live = self.awaiting(slot, id);
+        let outcome = self.reach(slot, id, live, now, 0);
+        let Some(c) = live else {
+            // Nobody waits for the answer: only the work it takes the dependency is left.
+            self.respond(slot, id, now, now, outcome);
+            return;
+        };
+        // Served work's answer travels back once it is done.
+        if self.service.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
+            self.respond(slot, id, now, now, outcome);
+            return;
+        }
         let back = now.saturating_add(delay.sample(self.sources[c].server()));
         // The wait a refusal tells runs from when the client hears it.
         if let Outcome::Throttled(wait) | Outcome::Busy(wait) = outcome
@@ -1467,13 +2042,14 @@ impl<'a> Loop<'a> {
                 .saturating_add(wait)
                 .saturating_add(self.model.network.least_one_way());
         }
-        self.respond(slot, now, back, outcome);
+        self.respond(slot, id, now, back, outcome);
     }
 
-    /// Schedules the answer to the attempt of the request in `slot`, which reached the
-    /// dependency at `now`: at `back`, or, through a concurrency limiter that admitted it,
-    /// once it is served.
-    fn respond(&mut self, slot: u32, now: Nanos, back: Nanos, outcome: Outcome) {
+    /// Schedules the answer to attempt `id` of the request in `slot`, which reached the
+    /// dependency at `now`: at `back`, or, through a concurrency limiter that admitted it or
+    /// the service, once it is served. Work whose client no longer waits is still served.
+    fn respond(&mut self, slot: u32, id: Id, now: Nanos, back: Nanos, outcome: Outcome) {
+        let live = self.awaiting(slot, id).is_some();
         if let Some(limiting) = self.limiting.as_mut()
             && let Some((_, service, in_service)) = limiting.concurrency.as_mut()
             && !matches!(outcome, Outcome::Busy(_))
@@ -1481,47 +2057,65 @@ impl<'a> Loop<'a> {
             *in_service += 1;
             let served = now.saturating_add(*service);
             // The answer travels back after the service, as long as it would have.
-            if let Some(request) = self.requests.get(slot) {
-                request.trip = back.saturating_sub(now);
+            if live && let Some(request) = self.requests.get(slot) {
+                request.set_trip(id, back.saturating_sub(now));
             }
-            self.queue.push(served, Event::Served(slot, outcome));
+            self.queue.push(served, Event::Served(slot, id, outcome));
             return;
         }
-        self.queue.push(back, Event::Answer(slot, outcome));
+        if let Some((base, per, in_progress)) = self.service.as_mut()
+            && matches!(outcome, Outcome::Ok | Outcome::Failed)
+        {
+            // The arriving attempt is in progress too, and slows itself.
+            *in_progress += 1;
+            let time = base.saturating_add(per.saturating_mul(*in_progress));
+            self.queue
+                .push(now.saturating_add(time), Event::Served(slot, id, outcome));
+            return;
+        }
+        if live {
+            self.queue.push(back, Event::Answer(slot, id, outcome));
+        }
     }
 
-    /// The attempt of the request in `slot` leaves the concurrency limiter at `now`, served:
-    /// its answer travels back.
-    fn served(&mut self, slot: u32, now: Nanos, outcome: Outcome) {
-        if let Some((_, _, in_service)) =
+    /// Attempt `id` of the request in `slot` leaves the concurrency limiter or the service at
+    /// `now`, served: its answer travels back, if its client still waits.
+    fn served(&mut self, slot: u32, id: Id, now: Nanos, outcome: Outcome) {
+        if let Some((_, _, in_progress)) = self.service.as_mut() {
+            *in_progress -= 1;
+        } else if let Some((_, _, in_service)) =
             self.limiting.as_mut().and_then(|l| l.concurrency.as_mut())
         {
             *in_service = in_service.saturating_sub(1);
         }
-        let Some(request) = self.requests.get(slot) else {
+        let Some(c) = self.awaiting(slot, id) else {
             return;
         };
-        let back = now.saturating_add(request.trip);
-        self.queue.push(back, Event::Answer(slot, outcome));
+        let back = match (self.service.is_some(), self.model.network) {
+            (true, Network::OneWay(delay)) => {
+                now.saturating_add(delay.sample(self.sources[c].server()))
+            }
+            _ => match self.requests.get(slot) {
+                Some(request) => now.saturating_add(request.trip(id)),
+                None => return,
+            },
+        };
+        self.queue.push(back, Event::Answer(slot, id, outcome));
     }
 
-    fn count_recovery(&mut self, now: Nanos) {
-        if let Some((_, up, _)) = self.down
-            && (up..up.saturating_add(SECOND)).contains(&now)
-        {
-            self.outage.recovery_load += 1;
-        }
-    }
-
-    /// What the dependency answers to the attempt of the request in `slot`, of source `c`,
-    /// reaching it at `now`: a limiter in front refuses it, or the outage or the failure
-    /// probability decide. Marks the request if its first attempt met the outage. On a round
-    /// trip, `back` is when the client hears the answer (a limiter's wait runs from then).
-    fn reach(&mut self, slot: u32, c: usize, now: Nanos, back: Nanos) -> Outcome {
+    /// What the dependency answers to attempt `id` of the request in `slot` reaching it at
+    /// `now`: a limiter in front refuses it, or the outage or the failure probability decide.
+    /// `live` is the request's source if it still awaits the attempt: only then is the request
+    /// marked (its first attempt met the outage, a limiter's wait) and a failure drawn, from
+    /// its source's server generator. On a round trip, `back` is when the client hears the
+    /// answer (a limiter's wait runs from then).
+    fn reach(&mut self, slot: u32, id: Id, live: Option<usize>, now: Nanos, back: Nanos) -> Outcome {
+        let mut request = match live {
+            Some(_) => self.requests.get(slot).filter(|r| r.awaits(id)),
+            None => None,
+        };
         if let Some(limiting) = self.limiting.as_mut() {
-            if let Some(request) = self.requests.get(slot)
-                && now < request.not_before
-            {
+            if request.as_ref().is_some_and(|r| now < r.not_before) {
                 limiting.early += 1;
             }
             let refusal = match limiting.concurrency {
@@ -1534,7 +2128,7 @@ impl<'a> Loop<'a> {
                     .limiter
                     .form
                     .wait(nanos(limiting.limiter.retry_after), exact);
-                if let Some(request) = self.requests.get(slot) {
+                if let Some(request) = request {
                     request.not_before = back.saturating_add(wait);
                 }
                 return if limiting.concurrency.is_some() {
@@ -1546,15 +2140,18 @@ impl<'a> Loop<'a> {
         }
         // Admitted: the attempt reaches the dependency (the recovery load counts it), and the
         // request met the outage if its first attempt to get through found it down.
-        self.count_recovery(now);
-        let first = self
-            .requests
-            .get(slot)
+        if let Some((_, up, _)) = self.down
+            && (up..up.saturating_add(SECOND)).contains(&now)
+        {
+            self.outage.recovery_load += 1;
+        }
+        let first = request
+            .as_mut()
             .is_some_and(|request| !std::mem::replace(&mut request.reached, true));
         if let Some((down, up, _)) = self.down
             && (down..up).contains(&now)
         {
-            if first && let Some(request) = self.requests.get(slot) {
+            if first && let Some(request) = request {
                 request.met = true;
                 self.outage.met += 1;
             }
@@ -1565,15 +2162,18 @@ impl<'a> Loop<'a> {
             false
         } else if x >= 1.0 {
             true
-        } else {
+        } else if let Some(c) = live {
             self.sources[c].server().next_f64() < x
+        } else {
+            // Nobody hears the answer: no draw.
+            false
         };
         if failed { Outcome::Failed } else { Outcome::Ok }
     }
 
-    /// The answer to the request in `slot` comes back at `now`.
-    fn answer(&mut self, slot: u32, now: Nanos, outcome: Outcome) {
-        let result = match outcome {
+    /// What an answer tells the client.
+    fn result_of(&self, outcome: Outcome) -> Result<(), Failure> {
+        match outcome {
             Outcome::Ok => Ok(()),
             Outcome::Failed => Err(Failure::Retryable),
             Outcome::Down => Err(self
@@ -1582,14 +2182,63 @@ impl<'a> Loop<'a> {
                 .map_or(Failure::Retryable, Failure::RetryAfter)),
             Outcome::Throttled(wait) => Err(Failure::Throttled(Some(Duration::from_nanos(wait)))),
             Outcome::Busy(wait) => Err(Failure::RetryAfter(Duration::from_nanos(wait))),
+        }
+    }
+
+    /// Attempt `id` of the request in `slot` ended at `now` with `result` (its answer, or its
+    /// timeout), if the request still awaits it.
+    fn heard(
+        &mut self,
+        slot: u32,
+        id: Id,
+        now: Nanos,
+        result: Result<(), Failure>,
+    ) -> Result<(), SimError> {
+        let Some(request) = self.requests.get(slot).filter(|r| r.awaits(id)) else {
+            return Ok(());
         };
-        match self.settle_top(slot, now, result) {
-            Some(Settled::RetryAt(at)) => self.queue.push(at, Event::Send(slot)),
-            Some(Settled::Succeeded { latency }) => {
-                self.ended(slot, now, Ended::Succeeded { latency });
+        self.outstanding -= 1;
+        let h = match &mut request.run {
+            Driven::Retried { pending, .. } => {
+                *pending = None;
+                match self.settle_top(slot, now, result) {
+                    Some(Settled::RetryAt(at)) => self.queue.push(at, Event::Send(slot)),
+                    Some(Settled::Succeeded { latency }) => {
+                        self.ended(slot, now, Ended::Succeeded { latency });
+                    }
+                    Some(Settled::GaveUp(stopped)) => {
+                        self.ended(slot, now, Ended::GaveUp(stopped));
+                    }
+                    None => {}
+                }
+                return Ok(());
             }
-            Some(Settled::GaveUp(stopped)) => self.ended(slot, now, Ended::GaveUp(stopped)),
-            None => {}
+            Driven::Hedged(h) => h,
+        };
+        let Some(i) = h.flying.iter().position(|f| f.id == id) else {
+            return Ok(());
+        };
+        let flying = h.flying.swap_remove(i);
+        self.sketch.record(Duration::from_nanos(now - flying.sent));
+        let before = self.metrics.successes;
+        if !h.call.answered(flying.number, now, result, &mut self.metrics) {
+            return self.step(slot, now);
+        }
+        if self.metrics.successes > before {
+            self.succeeded(slot, now);
+        }
+        self.finish_hedged(slot, now);
+        Ok(())
+    }
+
+    /// The request in `slot` succeeded at `now` (its success recorded): the outage's and the
+    /// timeline's counts.
+    fn succeeded(&mut self, slot: u32, now: Nanos) {
+        if self.requests.get(slot).is_some_and(|r| r.met) {
+            self.outage.met_succeeded += 1;
+        }
+        if let Some(series) = self.series.as_mut() {
+            series.success(now);
         }
     }
 
@@ -1605,8 +2254,8 @@ impl<'a> Loop<'a> {
     ) -> Option<Settled> {
         let request = self.requests.get(slot)?;
         let source = request.source as usize;
-        let inner = !request.inner.is_empty();
-        let top = request.top();
+        let inner = matches!(&request.run, Driven::Retried { inner, .. } if !inner.is_empty());
+        let top = request.top()?;
         if let Err(failure) = &result
             && top.wants_spread(failure)
         {
@@ -1625,16 +2274,18 @@ impl<'a> Loop<'a> {
     /// layer below); the outermost layer's end is the request's, recorded.
     fn ended(&mut self, slot: u32, now: Nanos, mut ended: Ended) {
         loop {
-            let Some(request) = self.requests.get(slot) else {
+            let Some(Request {
+                run: Driven::Retried { inner, .. },
+                ..
+            }) = self.requests.get(slot)
+            else {
                 return;
             };
-            if request.inner.pop().is_none() {
+            if inner.pop().is_none() {
                 match ended {
                     Ended::Succeeded { latency } => {
                         self.metrics.success(latency);
-                        if request.met {
-                            self.outage.met_succeeded += 1;
-                        }
+                        self.succeeded(slot, now);
                     }
                     Ended::GaveUp(stopped) => self.metrics.gave_up(stopped.reason),
                 }
@@ -1659,8 +2310,12 @@ impl<'a> Loop<'a> {
 
     fn row(mut self) -> ResultRow {
         let requests = self.metrics.first_tries;
+        let unfinished = self.requests.live() as u64;
+        if unfinished > 0 {
+            *self.metrics.give_ups.entry("unfinished").or_default() += unfinished;
+        }
         let mut row = self.metrics.row(
-            self.strategy.policy.name(),
+            self.strategy.name(),
             self.strategy.budget.map(|b| b.to_string()),
         );
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };

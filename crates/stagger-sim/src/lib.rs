@@ -45,6 +45,7 @@ pub mod metrics;
 pub mod queue;
 pub mod scoreboard;
 pub mod strategy;
+pub mod timeline;
 pub mod workload;
 
 pub use error::SimError;

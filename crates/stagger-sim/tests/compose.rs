@@ -8,7 +8,8 @@ use stagger_core::{AnyConfig, PolicyKind};
 use stagger_sim::SimError;
 use stagger_sim::Strategy;
 use stagger_sim::compose::{
-    BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Network, Window,
+    BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Service,
+    Window,
 };
 use stagger_sim::dist::Delay;
 use stagger_sim::workload::throttle::RetryAfterForm;
@@ -67,6 +68,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                     failure_rate: 0.0,
                     outage: window(5, 5, Some(Duration::from_secs(1))),
                     limiter: None,
+                    service: None,
                 },
                 ..base(serial)
             },
@@ -97,6 +99,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                         limit: 20,
                         service: Duration::from_millis(50),
                     }),
+                    service: None,
                 },
                 deadline: Some(Duration::from_secs(10)),
                 gate: true,
@@ -223,10 +226,92 @@ fn bad_parts_are_refused_by_name() {
     let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
         stagger_core::engine::Hedging::fixed(Duration::from_millis(5), 2),
     ));
+    // Hedged attempts go to the dependency: no inner layers under them.
+    let layer = stagger_sim::compose::Layer {
+        policy: stagger_sim::SimPolicy::Catalog(AnyConfig::from(PolicyKind::Immediate)),
+        settings: stagger_core::engine::Settings::new(),
+    };
+    assert!(open.run(&hedged, 1).is_ok());
     assert!(matches!(
-        open.run(&hedged, 1),
+        open.run_layered(&hedged, &[layer], 1, u64::MAX),
         Err(SimError::NotApplicable { param: "hedge", .. })
     ));
+    // The parts over time.
+    let service = Some(Service {
+        base: Duration::from_millis(10),
+        per_in_flight: Duration::from_millis(1),
+    });
+    let served_round_trip = Composed {
+        dependency: Dependency {
+            service,
+            ..open.dependency
+        },
+        ..open
+    };
+    assert_eq!(param(served_round_trip), "service");
+    let slow = Composed {
+        network: one_way(1_000_000),
+        dependency: Dependency {
+            service: Some(Service {
+                base: Duration::from_secs(3_601),
+                per_in_flight: Duration::ZERO,
+            }),
+            ..open.dependency
+        },
+        ..open
+    };
+    assert_eq!(param(slow), "service_time");
+    let spike = |factor: f64, lasts: u64| Load::Spike {
+        factor,
+        at: Duration::from_secs(5),
+        lasts: Duration::from_secs(lasts),
+    };
+    let fleet = base(Clients::Fixed { count: 10 });
+    assert_eq!(
+        param(Composed {
+            load: spike(2.0, 1),
+            ..fleet
+        }),
+        "load"
+    );
+    assert_eq!(
+        param(Composed {
+            load: spike(0.0, 1),
+            ..open
+        }),
+        "spike_factor"
+    );
+    assert_eq!(
+        param(Composed {
+            load: spike(2.0, 0),
+            ..open
+        }),
+        "spike"
+    );
+    assert_eq!(
+        param(Composed {
+            load: Load::Ramp {
+                peak_factor: 2.0,
+                peak_at: Duration::ZERO
+            },
+            ..open
+        }),
+        "peak_at"
+    );
+    assert_eq!(
+        param(Composed {
+            attempt_timeout: Some(Duration::ZERO),
+            ..open
+        }),
+        "attempt_timeout"
+    );
+    assert_eq!(
+        param(Composed {
+            drain: Some(Duration::from_secs(86_401)),
+            ..open
+        }),
+        "drain"
+    );
 }
 
 fn one_way(nanos: u64) -> Network {
@@ -323,6 +408,7 @@ fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
             limit: 1_000,
             service: Duration::from_millis(1),
         }),
+        service: None,
     };
     let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
     let row = served.run(&s, 1).unwrap();

@@ -205,19 +205,25 @@ pub(crate) enum Step {
 
 impl HedgedCall {
     /// A request of `strategy` hedging by `hedging` from `now`, with its client's budget;
-    /// `measured` is the hedge delay its client measured, for a delay at a quantile.
+    /// `measured` is the hedge delay its client measured, for a delay at a quantile; `spread`,
+    /// if given, the generator for the spread above a server's wait.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
         strategy: &Strategy,
         hedging: Hedging,
         measured: Option<Duration>,
         rng: SeededRng,
+        spread: Option<SeededRng>,
         budget: Rc<dyn Budget>,
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
         hedging.validate()?;
         let policy = strategy.policy.running(rng)?;
-        let run = Run::with_budget(policy, budget, options, at(now));
+        let mut run = Run::with_budget(policy, budget, options, at(now));
+        if let Some(spread) = spread {
+            run.set_rng(spread);
+        }
         Ok(Self {
             hedged: Hedged::new(run, hedging, measured),
             started: now,

@@ -833,6 +833,7 @@ impl Workload for Tail {
                                 hedging,
                                 measured,
                                 rng,
+                                None,
                                 budget.clone(),
                                 settings,
                                 now,
