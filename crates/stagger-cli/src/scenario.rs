@@ -1,9 +1,11 @@
 //! Scenario files: a user's system described as clients, a dependency and a retry stack, read
 //! from TOML or JSON and run on the simulator's model of that system.
 //!
-//! Open or serial clients against a failure rate, an outage window or both run on the
-//! simulator's composed model ([`stagger_sim::compose`]), whose parts combine freely; the other
-//! combinations each map onto one of the simulator's specialised models (see [`MODELS`]). A
+//! Open, serial or fixed clients against a failure rate, an outage window, a limiter, a
+//! service that slows as work piles up, or any mix of them, with a steady, spiking or ramping
+//! load, run on the simulator's composed model ([`stagger_sim::compose`]), whose parts combine
+//! freely; the other combinations each map onto one of the simulator's specialised models (see
+//! [`MODELS`]). A
 //! combination no model covers, or a setting the chosen model cannot honour, is refused by name
 //! rather than dropped.
 
@@ -18,18 +20,17 @@ use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::partition::{BudgetPartition, Partition};
-use stagger_sim::workload::spike::{Ramp, Server, Spike};
+use stagger_sim::workload::spike::{Server, Spike};
 use stagger_sim::workload::tail::Tail;
 use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
-    dependency failure_rate (or always_fails, as the herd's), outage, rate_limit or \
-    concurrency_limit, in any mix (composed), kind = \"fixed\" with occ (contention), \
-    kind = \"open\" with a \
-    spike or a ramp and dependency service (spike, ramp), kind = \"open\" with replicas \
-    (tail), or with two_hosts (partition)";
+    dependency failure_rate (or always_fails, as the herd's), outage, rate_limit, \
+    concurrency_limit or service (open clients with a spike or a ramp too), in any mix \
+    (composed), kind = \"fixed\" with occ (contention), kind = \"open\" with replicas (tail), \
+    or with two_hosts (partition)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -231,8 +232,6 @@ pub(crate) enum Model {
     /// The composed model, with its inner retry layers.
     Composed(Composed, Vec<compose::Layer>),
     Contention(Contention),
-    Spike(Spike),
-    Ramp(Ramp),
     Tail(Tail),
     Partition(Partition),
 }
@@ -255,24 +254,11 @@ impl Model {
                 "dependency.outage",
                 "dependency.rate_limit",
                 "dependency.concurrency_limit",
+                "clients.spike",
+                "clients.ramp",
+                "dependency.service",
             ],
             Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
-            Self::Spike(_) => &[
-                ARRIVALS[0],
-                ARRIVALS[1],
-                ARRIVALS[2],
-                "clients.spike",
-                "dependency.network",
-                "dependency.service",
-            ],
-            Self::Ramp(_) => &[
-                ARRIVALS[0],
-                ARRIVALS[1],
-                ARRIVALS[2],
-                "clients.ramp",
-                "dependency.network",
-                "dependency.service",
-            ],
             Self::Tail(_) => &[
                 ARRIVALS[0],
                 ARRIVALS[1],
@@ -296,8 +282,6 @@ impl Model {
         match self {
             Self::Composed(..) => "composed",
             Self::Contention(_) => "contention",
-            Self::Spike(_) => "spike",
-            Self::Ramp(_) => "ramp",
             Self::Tail(_) => "tail",
             Self::Partition(_) => "partition",
         }
@@ -310,8 +294,6 @@ impl Model {
                 Ok(w.estimate_layered(s, layers))
             }
             Self::Contention(w) => checked(w, s),
-            Self::Spike(w) => checked(w, s),
-            Self::Ramp(w) => checked(w, s),
             Self::Tail(w) => checked(w, s),
             Self::Partition(w) => checked(w, s),
         }
@@ -326,8 +308,6 @@ impl Model {
         match self {
             Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
-            Self::Spike(w) => w.run_within(s, seed, max_events),
-            Self::Ramp(w) => w.run_within(s, seed, max_events),
             Self::Tail(w) => w.run_within(s, seed, max_events),
             Self::Partition(w) => w.run_within(s, seed, max_events),
         }
@@ -513,11 +493,6 @@ impl Scenario {
             with_budget(strategy, outer.budget).map_err(|e| format!("retry[0].budget: {e}"))?;
         let c = &self.clients;
         let d = &self.dependency;
-        if d.service.is_none() {
-            let m = "chosen";
-            unused(&c.spike, "clients.spike (it needs dependency.service)", m)?;
-            unused(&c.ramp, "clients.ramp (it needs dependency.service)", m)?;
-        }
         let duration_of = |model: &str| -> Result<Option<Duration>, String> {
             self.duration
                 .as_deref()
@@ -631,77 +606,18 @@ impl Scenario {
                 }
                 Model::Partition(w)
             }
-            ClientKind::Open if d.service.is_some() => {
-                let m = if c.ramp.is_some() { "ramp" } else { "spike" };
-                refuse_beyond(m, false, false, true)?;
-                let rate = one_source(m)?;
-                let service = d.service.as_ref().ok_or("dependency.service")?;
-                let mut server = Server {
-                    base_service: duration("dependency.service.base", &service.base)?,
-                    per_in_flight: duration(
-                        "dependency.service.per_in_flight",
-                        &service.per_in_flight,
-                    )?,
-                    ..Server::default()
-                };
-                if let Some(n) = network {
-                    server.network = n;
-                }
-                if let Some(t) = outer.attempt_timeout {
-                    server.timeout = t;
-                }
-                if let Some(h) = outer.to_hedging().map_err(|e| format!("retry[0]: {e}"))? {
-                    strategy = strategy.with_hedging(Some(h));
-                }
-                match (&c.spike, &c.ramp) {
-                    (Some(_), Some(_)) => {
-                        return Err("clients: a spike or a ramp, not both".to_owned());
-                    }
-                    (Some(shape), None) => {
-                        let mut w = Spike {
-                            rate,
-                            spike_factor: shape.factor,
-                            spike_at: duration("clients.spike.at", &shape.at)?,
-                            spike_for: duration("clients.spike.for", &shape.lasts)?,
-                            server,
-                            ..Spike::default()
-                        };
-                        if let Some(t) = duration_of(m)? {
-                            w.duration = t;
-                        }
-                        Model::Spike(w)
-                    }
-                    (None, Some(shape)) => {
-                        let mut w = Ramp {
-                            rate,
-                            peak_factor: shape.peak_factor,
-                            peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
-                            server,
-                            ..Ramp::default()
-                        };
-                        if let Some(t) = duration_of(m)? {
-                            w.duration = t;
-                        }
-                        Model::Ramp(w)
-                    }
-                    (None, None) => {
-                        return Err(
-                            "dependency.service needs clients.spike or clients.ramp: the load that tips it"
-                                .to_owned(),
-                        );
-                    }
-                }
-            }
             ClientKind::Open | ClientKind::Serial | ClientKind::Fixed
                 if d.failure_rate.is_some()
                     || d.always_fails == Some(true)
                     || d.outage.is_some()
                     || d.rate_limit.is_some()
-                    || d.concurrency_limit.is_some() =>
+                    || d.concurrency_limit.is_some()
+                    || d.service.is_some() =>
             {
                 let m = "composed";
-                // The dispersal above a wait and the gate apply.
-                refuse_settings(m, true, true)?;
+                // The deadline, the dispersal above a wait, the gate, the attempt timeout and
+                // hedging apply.
+                refuse_beyond(m, true, true, true)?;
                 let clients = match c.kind {
                     ClientKind::Fixed => {
                         unused(
@@ -804,12 +720,46 @@ impl Scenario {
                     }
                     (Some(rtt), None) => Network::RoundTrip(rtt.delay("dependency.rtt")?),
                     (None, Some(one_way)) => Network::OneWay(one_way),
+                    // The spike's server answers across its own network.
+                    (None, None) if d.service.is_some() => {
+                        Network::OneWay(Server::default().network)
+                    }
                     (None, None) if d.failure_rate.is_none() => {
                         Network::OneWay(Outage::default().network)
                     }
                     (None, None) => Network::RoundTrip(OpenLoop::default().rtt),
                 };
-                let default_duration = if outage.is_some() {
+                let load = match (&c.spike, &c.ramp) {
+                    (Some(_), Some(_)) => {
+                        return Err("clients: a spike or a ramp, not both".to_owned());
+                    }
+                    (Some(shape), None) => compose::Load::Spike {
+                        factor: shape.factor,
+                        at: duration("clients.spike.at", &shape.at)?,
+                        lasts: duration("clients.spike.for", &shape.lasts)?,
+                    },
+                    (None, Some(shape)) => compose::Load::Ramp {
+                        peak_factor: shape.peak_factor,
+                        peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
+                    },
+                    (None, None) => compose::Load::Steady,
+                };
+                let service = d
+                    .service
+                    .as_ref()
+                    .map(|service| -> Result<compose::Service, String> {
+                        Ok(compose::Service {
+                            base: duration("dependency.service.base", &service.base)?,
+                            per_in_flight: duration(
+                                "dependency.service.per_in_flight",
+                                &service.per_in_flight,
+                            )?,
+                        })
+                    })
+                    .transpose()?;
+                let default_duration = if load != compose::Load::Steady {
+                    Spike::default().duration
+                } else if outage.is_some() {
                     Outage::default().duration
                 } else {
                     OpenLoop::default().duration
@@ -840,12 +790,22 @@ impl Scenario {
                     failure_rate,
                     outage,
                     limiter,
-                    service: None,
+                    service,
                 };
+                model.load = load;
                 model.deadline = settings.timeout();
+                model.attempt_timeout = outer.attempt_timeout;
+                // A service that piles work up may never finish it: requests are followed
+                // for the spike's drain after the run, as on the spike.
+                if service.is_some() {
+                    model.drain = Some(stagger_sim::workload::spike::DRAIN);
+                }
                 model.budget_scope = budget_scope;
                 model.dispersal = settings.dispersal();
                 model.gate = outer.gate.is_some();
+                if let Some(h) = outer.to_hedging().map_err(|e| format!("retry[0]: {e}"))? {
+                    strategy = strategy.with_hedging(Some(h));
+                }
                 Model::Composed(model, Vec::new())
             }
             ClientKind::Fixed if d.occ.is_some() => {

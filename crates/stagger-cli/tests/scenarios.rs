@@ -95,14 +95,14 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         ),
         (
             "spike.toml",
-            "spike",
+            "composed",
             spike::Spike::default()
                 .run(&spike::jittered_backoff(), 1)
                 .unwrap(),
         ),
         (
             "ramp.toml",
-            "ramp",
+            "composed",
             spike::Ramp::default().run(&spike::no_backoff(), 1).unwrap(),
         ),
         (
@@ -476,9 +476,9 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         ("top.toml", format!("colour = 1\n{base}"), "colour"),
         (
-            "attempt.toml",
-            format!("{base}attempt_timeout = \"1s\"\n"),
-            "retry[0].attempt_timeout does not apply to the composed model",
+            "wait.toml",
+            format!("{base}max_server_wait = \"1s\"\n"),
+            "retry[0].max_server_wait does not apply to the composed model",
         ),
         (
             "network.toml",
@@ -593,9 +593,10 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
             "shape.toml",
             base.replace(
                 "rate_per_source = 10.0",
-                "rate_per_source = 10.0\nspike = { factor = 2.0, at = \"1s\", for = \"1s\" }",
+                "rate_per_source = 10.0\nspike = { factor = 2.0, at = \"1s\", for = \"1s\" }\n\
+                 ramp = { peak_factor = 2.0, peak_at = \"1s\" }",
             ),
-            "clients.spike",
+            "a spike or a ramp, not both",
         ),
     ];
     for (name, text, named) in &cases {

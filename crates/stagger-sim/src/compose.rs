@@ -3,28 +3,37 @@
 //! A [`Composed`] run puts together three parts, each chosen on its own:
 //!
 //! - **clients** ([`Clients`]): *open* sources, each a Poisson process that sends whether or
-//!   not earlier requests are over; *serial* clients, each with one request in flight that
-//!   paces its next start after it ends; or a *fixed* population that calls at once;
+//!   not earlier requests are over, at a steady rate or one that spikes or ramps ([`Load`],
+//!   drawn exactly by thinning); *serial* clients, each with one request in flight that paces
+//!   its next start after it ends; or a *fixed* population that calls at once;
 //! - **network** ([`Network`]): one round trip drawn whole per attempt (the dependency answers
 //!   as the attempt leaves), or a one-way delay drawn each way (the dependency answers when the
 //!   attempt reaches it);
 //! - **dependency** ([`Dependency`]): an independent failure probability per attempt, an
 //!   outage window ([`Window`]) during which every attempt fails, with a `Retry-After` if the
-//!   window says so, and a limiter in front ([`Limiter`]: a token bucket answering 429, or a
-//!   concurrency limit answering 503, each with its wait).
+//!   window says so, a limiter in front ([`Limiter`]: a token bucket answering 429, or a
+//!   concurrency limit answering 503, each with its wait), and a service time that grows with
+//!   the work in progress ([`Service`], the server of Brooker's collapse simulation, which
+//!   works on for attempts nobody waits for any more).
 //!
 //! The retry stack is the [`Strategy`] (the engine's run per request, with the deadline
-//! ([`Composed::deadline`]), the dispersal above a server's wait, a shared gate if asked for,
-//! and a budget held per source, per request or shared by all ([`BudgetScope`])) and, with
+//! ([`Composed::deadline`]) and each attempt's timeout ([`Composed::attempt_timeout`]), which
+//! cut an attempt whose time runs out as the executors' race does, the dispersal above a
+//! server's wait, a shared gate if asked for, a budget held per source, per request or shared
+//! by all ([`BudgetScope`]), and hedging, whose attempts go out beside those in flight, at a
+//! fixed delay or at a quantile of the fleet's attempt latencies) and, with
 //! [`Composed::run_layered`], retry layers inside it ([`Layer`]), each attempt of a layer a run
-//! of the one below. Five
-//! canonical workloads are compositions of these parts:
+//! of the one below. [`Composed::timeline`] adds the run's per-second series ([`Timeline`]).
+//! Seven canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
 //! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
 //! [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an outage
 //! window), [`Throttle`](crate::workload::throttle::Throttle) (a fixed fleet, or one open
-//! source, of one-shot clients behind a limiter) and [`Herd`](crate::workload::herd::Herd) (a
-//! fixed fleet, a constant one-way network, a dependency that always fails); each builds its
+//! source, of one-shot clients behind a limiter), [`Herd`](crate::workload::herd::Herd) (a
+//! fixed fleet, a constant one-way network, a dependency that always fails), and
+//! [`Spike`](crate::workload::spike::Spike) and [`Ramp`](crate::workload::spike::Ramp) (one
+//! open source whose rate spikes or ramps, a one-way network, a service, an attempt timeout
+//! and a drain); each builds its
 //! `Composed` and runs it, so their figures are this loop's. Clients that cannot affect one
 //! another (the herd's) are run one at a time to their end, without the event queue, from the
 //! same generators in the same order ([`Composed::independent`]), so that ten million of them
@@ -46,7 +55,11 @@
 //! stream of their own, derived from the world seed apart from the rest, so a stack whose
 //! inner layers never retry draws exactly what its outer layer alone does. A failure is drawn
 //! only when it is uncertain (a failure probability strictly between 0 and 1), after the
-//! network's draw.
+//! network's draw, and only for an attempt whose client still waits. With a load that varies,
+//! each candidate arrival draws whether it is kept before the next one's gap. A hedged
+//! request forks its policy's generator (and, if the dependency can tell a wait, its
+//! spread's) when it starts. Behind a service, the way back is drawn when the work is done,
+//! and only for an attempt still awaited.
 //!
 //! ## Metrics
 //!
@@ -349,15 +362,50 @@ enum Event {
     Send(u32),
     /// Attempt `id` of the request in slot `r` reaches the dependency (one-way network).
     Arrive(u32, Id),
-    /// The answer to attempt `id` of the request in slot `r` comes back.
-    Answer(u32, Id, Outcome),
+    /// The answer to attempt `id` of the request in slot `r` comes back: its kind and wait
+    /// ([`Outcome::split`], which keeps an event to 24 bytes).
+    Answer(u32, Id, Kind, Nanos),
     /// Attempt `id` of the request in slot `r` leaves a concurrency limiter or the service,
     /// served, with the dependency's answer.
-    Served(u32, Id, Outcome),
+    Served(u32, Id, Kind, Nanos),
     /// Attempt `id`'s time runs out.
     Timeout(u32, Id),
     /// The hedged request in slot `r` asked to be woken now.
     Wake(u32),
+}
+
+/// An [`Outcome`] without its wait.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Ok,
+    Failed,
+    Down,
+    Throttled,
+    Busy,
+}
+
+impl Outcome {
+    /// Its kind and its wait (0 for none), as an event carries them.
+    const fn split(self) -> (Kind, Nanos) {
+        match self {
+            Self::Ok => (Kind::Ok, 0),
+            Self::Failed => (Kind::Failed, 0),
+            Self::Down => (Kind::Down, 0),
+            Self::Throttled(wait) => (Kind::Throttled, wait),
+            Self::Busy(wait) => (Kind::Busy, wait),
+        }
+    }
+
+    /// The outcome an event carries as `kind` and `wait`.
+    const fn join(kind: Kind, wait: Nanos) -> Self {
+        match kind {
+            Kind::Ok => Self::Ok,
+            Kind::Failed => Self::Failed,
+            Kind::Down => Self::Down,
+            Kind::Throttled => Self::Throttled(wait),
+            Kind::Busy => Self::Busy(wait),
+        }
+    }
 }
 
 /// One source or client: its generators and its budget.
@@ -388,7 +436,9 @@ struct Request {
     reached: bool,
 }
 
-/// How a request's attempts are driven.
+/// How a request's attempts are driven. A hedged run is boxed: most runs retry, and a request
+/// that retries stays the size it was.
+#[allow(clippy::large_enum_variant)]
 enum Driven {
     /// One attempt at a time, through the layers of the stack.
     Retried {
@@ -564,8 +614,9 @@ impl Composed {
 
     /// How long requests are followed: the end of the run and the drain after it.
     fn horizon(&self) -> Nanos {
-        self.drain
-            .map_or(Nanos::MAX, |d| nanos(self.duration).saturating_add(nanos(d)))
+        self.drain.map_or(Nanos::MAX, |d| {
+            nanos(self.duration).saturating_add(nanos(d))
+        })
     }
 
     /// With a service, how long an attempt may take: the time it has (its timeout or the
@@ -772,10 +823,7 @@ impl Composed {
                 });
             }
         }
-        if self
-            .attempt_timeout
-            .is_some_and(|t| t.is_zero() || t > DAY)
-        {
+        if self.attempt_timeout.is_some_and(|t| t.is_zero() || t > DAY) {
             return Err(SimError::Invalid {
                 param: "attempt_timeout",
                 allowed: "longer than 0 and at most a day",
@@ -1136,6 +1184,12 @@ impl Composed {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         self.check(strategy, inner)?;
+        // A load that changes over the run has its timeline's figures in the row.
+        if self.load != Load::Steady {
+            return self
+                .timeline_layered(strategy, inner, seed, max_events)
+                .map(|t| t.row);
+        }
         if let Some(round_trip) = self.independent(strategy, inner) {
             let mut metrics = self.one_at_a_time(round_trip, strategy, seed, max_events)?;
             return Ok(metrics.row(
@@ -1203,8 +1257,24 @@ impl Composed {
         seed: u64,
         max_events: u64,
     ) -> Result<Timeline, SimError> {
-        self.check(strategy, &[])?;
-        let mut run = Loop::new(self, strategy, &[], seed, false)?;
+        self.timeline_layered(strategy, &[], seed, max_events)
+    }
+
+    /// [`Composed::timeline`] with `inner` retry layers, as [`Composed::run_layered`] runs
+    /// them.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run_layered`].
+    pub fn timeline_layered(
+        &self,
+        strategy: &Strategy,
+        inner: &[Layer],
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Timeline, SimError> {
+        self.check(strategy, inner)?;
+        let mut run = Loop::new(self, strategy, inner, seed, false)?;
         run.series = Some(Series::new(self.duration));
         run.go(max_events)?;
         let series = run.series.take();
@@ -1223,12 +1293,9 @@ impl Composed {
                 }
             }
         };
-        Ok(series.unwrap_or_else(|| Series::new(self.duration)).timeline(
-            row,
-            self.duration,
-            between,
-            self.load.trigger_end(),
-        ))
+        Ok(series
+            .unwrap_or_else(|| Series::new(self.duration))
+            .timeline(row, self.duration, between, self.load.trigger_end()))
     }
 
     /// Runs independent clients ([`Composed::independent`]) one after the other, each to its
@@ -1501,7 +1568,10 @@ impl<'a> Loop<'a> {
             (Clients::Open { sources, .. }, true) => sources as f64,
             _ => 1.0,
         };
-        let profile = model.clients.rate().map(|rate| model.profile(rate * merged));
+        let profile = model
+            .clients
+            .rate()
+            .map(|rate| model.profile(rate * merged));
         let mean_gap = profile.map_or(f64::INFINITY, |p| SECOND as f64 / p.peak());
         let thinning = profile
             .filter(|p| matches!(model.clients, Clients::Open { .. }) && p.varies())
@@ -1715,9 +1785,7 @@ impl<'a> Loop<'a> {
             // flight, and no attempt on its way to the dependency (the work it still does for
             // abandoned attempts answers nobody).
             if now >= self.horizon
-                || (self.arrivals_queued == 0
-                    && self.travelling == 0
-                    && self.requests.live() == 0)
+                || (self.arrivals_queued == 0 && self.travelling == 0 && self.requests.live() == 0)
             {
                 break;
             }
@@ -1731,9 +1799,11 @@ impl<'a> Loop<'a> {
                     self.travelling -= 1;
                     self.arrive(slot, id, now);
                 }
-                Event::Served(slot, id, outcome) => self.served(slot, id, now, outcome),
-                Event::Answer(slot, id, outcome) => {
-                    let result = self.result_of(outcome);
+                Event::Served(slot, id, kind, wait) => {
+                    self.served(slot, id, now, Outcome::join(kind, wait));
+                }
+                Event::Answer(slot, id, kind, wait) => {
+                    let result = self.result_of(Outcome::join(kind, wait));
                     self.heard(slot, id, now, result)?;
                 }
                 Event::Timeout(slot, id) => self.heard(slot, id, now, Err(Failure::Timeout))?,
@@ -1776,7 +1846,7 @@ impl<'a> Loop<'a> {
             budget = Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION));
         }
         let tells_waits = self.model.dependency.tells_waits();
-        let run = if let Some(hedging) = self.strategy.hedging {
+        if let Some(hedging) = self.strategy.hedging {
             let measured = match hedging.delay() {
                 HedgeDelay::Quantile(q) => self.sketch.quantile(q),
                 _ => None,
@@ -1794,43 +1864,45 @@ impl<'a> Loop<'a> {
                 self.settings,
                 now,
             )?;
-            Driven::Hedged(Box::new(HedgedRequest {
-                call,
-                flying: Vec::new(),
-                wake: Some(now),
-            }))
-        } else {
-            let mut call = Call::start(
-                self.strategy,
-                source.policies.fork(),
-                budget,
-                self.settings,
-                now,
-            )?;
-            if self.model.per_request() && tells_waits {
-                call = call.spread(source.policies.fork());
-            }
-            Driven::Retried {
+            let slot = self.requests.insert(Request {
+                run: Driven::Hedged(Box::new(HedgedRequest {
+                    call,
+                    flying: Vec::new(),
+                    wake: Some(now),
+                })),
+                source: c,
+                met: false,
+                not_before: 0,
+                sent: 0,
+                reached: false,
+            });
+            // The hedged request is asked what to do once the events queued for now are done.
+            self.queue.push(now, Event::Wake(slot));
+            return Ok(());
+        }
+        let mut call = Call::start(
+            self.strategy,
+            source.policies.fork(),
+            budget,
+            self.settings,
+            now,
+        )?;
+        if self.model.per_request() && tells_waits {
+            call = call.spread(source.policies.fork());
+        }
+        let slot = self.requests.insert(Request {
+            run: Driven::Retried {
                 call,
                 inner: Vec::new(),
                 pending: None,
                 trip: 0,
-            }
-        };
-        let hedged = matches!(run, Driven::Hedged(_));
-        let slot = self.requests.insert(Request {
-            run,
+            },
             source: c,
             met: false,
             not_before: 0,
             sent: 0,
             reached: false,
         });
-        if hedged {
-            // The hedged request is asked what to do once the events queued for now are done.
-            self.queue.push(now, Event::Wake(slot));
-            return Ok(());
-        }
         self.send(slot, now)
     }
 
@@ -1896,29 +1968,20 @@ impl<'a> Loop<'a> {
         };
         request.sent += 1;
         self.metrics.attempt(now, request.sent);
-        self.dispatch(slot, now, remaining, 0);
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        if let Driven::Retried { pending, .. } = &mut request.run {
+            *pending = Some(id);
+        }
+        let c = request.source as usize;
+        self.dispatch(slot, id, c, now, remaining);
         Ok(())
     }
 
-    /// Sends attempt `number` (a hedged request's; 0 for a retried one) of the request in
-    /// `slot` at `now`, with the time it has, `remaining`: the network carries it, and its
+    /// Sends attempt `id` of the request in `slot`, of source `c`, at `now`, with the time it
+    /// has, `remaining` (the request already awaits it): the network carries it, and its
     /// timeout is set if its time can run out.
-    fn dispatch(&mut self, slot: u32, now: Nanos, remaining: Option<Duration>, number: u32) {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        let Some(request) = self.requests.get(slot) else {
-            return;
-        };
-        match &mut request.run {
-            Driven::Retried { pending, .. } => *pending = Some(id),
-            Driven::Hedged(h) => h.flying.push(Flying {
-                id,
-                number,
-                sent: now,
-                trip: 0,
-            }),
-        }
-        let c = request.source as usize;
+    fn dispatch(&mut self, slot: u32, id: Id, c: usize, now: Nanos, remaining: Option<Duration>) {
         self.outstanding += 1;
         if let Some(series) = self.series.as_mut() {
             series.attempt(now);
@@ -1928,7 +1991,7 @@ impl<'a> Loop<'a> {
             Network::RoundTrip(rtt) => {
                 let back = now.saturating_add(rtt.sample(self.sources[c].server()));
                 let outcome = self.reach(slot, id, Some(c), now, back);
-                self.respond(slot, id, now, back, outcome);
+                self.respond(slot, id, true, now, back, outcome);
                 if let Some(at) = timeout.filter(|&at| at < back) {
                     self.queue.push(at, Event::Timeout(slot, id));
                 }
@@ -1957,7 +2020,16 @@ impl<'a> Loop<'a> {
             match h.call.next(now, &mut self.metrics) {
                 Step::Send(number, remaining) => {
                     request.sent += 1;
-                    self.dispatch(slot, now, remaining, number);
+                    let id = self.next_id;
+                    self.next_id = self.next_id.wrapping_add(1);
+                    h.flying.push(Flying {
+                        id,
+                        number,
+                        sent: now,
+                        trip: 0,
+                    });
+                    let c = request.source as usize;
+                    self.dispatch(slot, id, c, now, remaining);
                 }
                 Step::WakeAt(at) => {
                     if h.wake.is_none_or(|w| at < w) {
@@ -2025,12 +2097,12 @@ impl<'a> Loop<'a> {
         let outcome = self.reach(slot, id, live, now, 0);
         let Some(c) = live else {
             // Nobody waits for the answer: only the work it takes the dependency is left.
-            self.respond(slot, id, now, now, outcome);
+            self.respond(slot, id, false, now, now, outcome);
             return;
         };
         // Served work's answer travels back once it is done.
         if self.service.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
-            self.respond(slot, id, now, now, outcome);
+            self.respond(slot, id, true, now, now, outcome);
             return;
         }
         let back = now.saturating_add(delay.sample(self.sources[c].server()));
@@ -2042,14 +2114,21 @@ impl<'a> Loop<'a> {
                 .saturating_add(wait)
                 .saturating_add(self.model.network.least_one_way());
         }
-        self.respond(slot, id, now, back, outcome);
+        self.respond(slot, id, true, now, back, outcome);
     }
 
     /// Schedules the answer to attempt `id` of the request in `slot`, which reached the
     /// dependency at `now`: at `back`, or, through a concurrency limiter that admitted it or
     /// the service, once it is served. Work whose client no longer waits is still served.
-    fn respond(&mut self, slot: u32, id: Id, now: Nanos, back: Nanos, outcome: Outcome) {
-        let live = self.awaiting(slot, id).is_some();
+    fn respond(
+        &mut self,
+        slot: u32,
+        id: Id,
+        live: bool,
+        now: Nanos,
+        back: Nanos,
+        outcome: Outcome,
+    ) {
         if let Some(limiting) = self.limiting.as_mut()
             && let Some((_, service, in_service)) = limiting.concurrency.as_mut()
             && !matches!(outcome, Outcome::Busy(_))
@@ -2060,7 +2139,8 @@ impl<'a> Loop<'a> {
             if live && let Some(request) = self.requests.get(slot) {
                 request.set_trip(id, back.saturating_sub(now));
             }
-            self.queue.push(served, Event::Served(slot, id, outcome));
+            let (kind, wait) = outcome.split();
+            self.queue.push(served, Event::Served(slot, id, kind, wait));
             return;
         }
         if let Some((base, per, in_progress)) = self.service.as_mut()
@@ -2069,12 +2149,16 @@ impl<'a> Loop<'a> {
             // The arriving attempt is in progress too, and slows itself.
             *in_progress += 1;
             let time = base.saturating_add(per.saturating_mul(*in_progress));
-            self.queue
-                .push(now.saturating_add(time), Event::Served(slot, id, outcome));
+            let (kind, wait) = outcome.split();
+            self.queue.push(
+                now.saturating_add(time),
+                Event::Served(slot, id, kind, wait),
+            );
             return;
         }
         if live {
-            self.queue.push(back, Event::Answer(slot, id, outcome));
+            let (kind, wait) = outcome.split();
+            self.queue.push(back, Event::Answer(slot, id, kind, wait));
         }
     }
 
@@ -2100,7 +2184,8 @@ impl<'a> Loop<'a> {
                 None => return,
             },
         };
-        self.queue.push(back, Event::Answer(slot, id, outcome));
+        let (kind, wait) = outcome.split();
+        self.queue.push(back, Event::Answer(slot, id, kind, wait));
     }
 
     /// What the dependency answers to attempt `id` of the request in `slot` reaching it at
@@ -2109,7 +2194,14 @@ impl<'a> Loop<'a> {
     /// marked (its first attempt met the outage, a limiter's wait) and a failure drawn, from
     /// its source's server generator. On a round trip, `back` is when the client hears the
     /// answer (a limiter's wait runs from then).
-    fn reach(&mut self, slot: u32, id: Id, live: Option<usize>, now: Nanos, back: Nanos) -> Outcome {
+    fn reach(
+        &mut self,
+        slot: u32,
+        id: Id,
+        live: Option<usize>,
+        now: Nanos,
+        back: Nanos,
+    ) -> Outcome {
         let mut request = match live {
             Some(_) => self.requests.get(slot).filter(|r| r.awaits(id)),
             None => None,
@@ -2221,7 +2313,10 @@ impl<'a> Loop<'a> {
         let flying = h.flying.swap_remove(i);
         self.sketch.record(Duration::from_nanos(now - flying.sent));
         let before = self.metrics.successes;
-        if !h.call.answered(flying.number, now, result, &mut self.metrics) {
+        if !h
+            .call
+            .answered(flying.number, now, result, &mut self.metrics)
+        {
             return self.step(slot, now);
         }
         if self.metrics.successes > before {

@@ -21,7 +21,7 @@
 //! - **Network.** `Exp(mean 100 ms)` each way, drawn afresh for the request and the response.
 //! - **Client.** Each attempt has its own 3-second timeout, counted from when it is sent (not
 //!   the engine's end-to-end deadline). If it fires first the attempt fails with
-//!   [`Failure::Timeout`] and a later response is ignored. The engine then decides, with the
+//!   [`Failure::Timeout`](stagger_core::Failure::Timeout) and a later response is ignored. The engine then decides, with the
 //!   policy and any budget, whether and when to retry; the policy's `max_attempts` bounds the
 //!   tries (3 in the published setup).
 //!
@@ -34,6 +34,15 @@
 //! **Budgets.** The published run has none. If the strategy names one, every request shares a
 //! single budget: this models one client process, which is how a budget would sit in front of
 //! such a server.
+//!
+//! **A composition.** Both workloads are compositions of the parts of
+//! [`compose`](crate::compose) ([`Spike::composed`], [`Ramp::composed`]): one open source
+//! whose rate follows a [`Load`], a one-way network, a dependency with a
+//! [`Service`], each attempt's timeout
+//! ([`Composed::attempt_timeout`]) and the drain after the run ([`DRAIN`]); their rows and
+//! [`Timeline`]s are the composed loop's ([`Composed::timeline`]), hedged runs included. The
+//! same parts combine with the others in a scenario file: a spike against a flaky dependency
+//! behind a rate limiter, say.
 //!
 //! ## Why it collapses
 //!
@@ -83,8 +92,8 @@
 
 use std::time::Duration;
 
-use stagger_core::policy::{ExponentialFullJitter, Immediate};
 use stagger_core::AnyConfig;
+use stagger_core::policy::{ExponentialFullJitter, Immediate};
 
 use super::{Overrides, Workload, WorkloadKind};
 use crate::compose::{Clients, Composed, Network, Service};
@@ -231,7 +240,12 @@ impl Default for Ramp {
 /// The checks both workloads add to the composed model's: a run at least `min` long (the tail
 /// window after the trigger), the client's timeout, and no more than [`MAX_REQUESTS`] offered
 /// at the peak rate.
-fn check_shape(model: &Composed, min: Duration, min_text: &'static str, server: &Server) -> Result<(), SimError> {
+fn check_shape(
+    model: &Composed,
+    min: Duration,
+    min_text: &'static str,
+    server: &Server,
+) -> Result<(), SimError> {
     model.validate()?;
     if model.duration < min {
         return Err(SimError::Invalid {
@@ -267,7 +281,13 @@ impl Server {
 }
 
 /// One open source at `rate` with `load`, against `server`, for `duration`.
-fn composed(rate: f64, load: Load, duration: Duration, server: &Server, window: Duration) -> Composed {
+fn composed(
+    rate: f64,
+    load: Load,
+    duration: Duration,
+    server: &Server,
+    window: Duration,
+) -> Composed {
     let mut model = Composed::new(
         Clients::Open { sources: 1, rate },
         duration,
@@ -293,7 +313,13 @@ impl Spike {
     /// attempt's timeout and the drain after the run.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        composed(self.rate, self.load(), self.duration, &self.server, self.window)
+        composed(
+            self.rate,
+            self.load(),
+            self.duration,
+            &self.server,
+            self.window,
+        )
     }
 
     /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
@@ -335,7 +361,13 @@ impl Ramp {
     /// up and down.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        composed(self.rate, self.load(), self.duration, &self.server, self.window)
+        composed(
+            self.rate,
+            self.load(),
+            self.duration,
+            &self.server,
+            self.window,
+        )
     }
 
     /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
@@ -437,4 +469,3 @@ impl Workload for Ramp {
             .map(|t| t.row)
     }
 }
-
