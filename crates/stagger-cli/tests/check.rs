@@ -332,11 +332,10 @@ fn bad_input_is_refused_in_one_line_that_names_it() {
 }
 
 /// A hedged configuration runs on the spike, whose model sends hedges beside the attempts in
-/// flight, with the figure the simulator gives it there; the herd and the outage, whose clients
-/// send one attempt at a time, are left out (`null`), and the catalog's default beside it keeps
-/// every figure.
+/// flight, with the figure the simulator gives it there; the herd and the outage run it too, on
+/// the composed model, hedges and all, and the catalog's default beside it keeps every figure.
 #[test]
-fn a_hedged_configuration_lands_on_the_spike() {
+fn a_hedged_configuration_runs_on_every_canonical_workload() {
     use stagger_core::engine::Hedging;
     use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
     use stagger_sim::Workload;
@@ -354,7 +353,9 @@ fn a_hedged_configuration_lands_on_the_spike() {
     let rows = report["workloads"].as_array().expect("workloads");
     let mine = &rows[0];
     assert_eq!(mine["label"], "this configuration");
-    assert!(mine["herd_peak_share"].is_null() && mine["outage_success"].is_null());
+    // The herd and the outage run it too, hedges and all, on the composed model.
+    let herd = stagger_sim::workload::herd::Herd::default();
+    let outage = stagger_sim::workload::outage::Outage::default();
     let policy = AnyConfig::from(PolicyKind::Immediate)
         .set(Param::MaxAttempts(3))
         .unwrap();
@@ -370,6 +371,10 @@ fn a_hedged_configuration_lands_on_the_spike() {
     // The hedged run is not the retrying one: the figure is the hedges'.
     assert_ne!(spike(&hedged), spike(&retrying));
     assert_eq!(mine["spike_tail_goodput"].as_f64(), spike(&hedged));
+    let herd_share = herd.run(&hedged, 1).unwrap().peak_window_share;
+    assert_eq!(mine["herd_peak_share"].as_f64(), Some(herd_share));
+    let outage_success = outage.run(&hedged, 1).unwrap().success_rate;
+    assert_eq!(mine["outage_success"].as_f64(), Some(outage_success));
     let jittered = rows
         .iter()
         .find(|r| r["label"] == "exponential-full-jitter at its defaults")

@@ -931,7 +931,7 @@ fn simulate_hedges_the_tail_and_refuses_what_it_cannot_hedge() {
         (&["--workload", "tail", "--hedge", "p100"][..], "--hedge"),
         (&["--workload", "tail", "--hedge", "fast"], "--hedge"),
         (&["--workload", "tail", "--hedge", "-1ms"], "--hedge"),
-        (&["--workload", "open-loop", "--hedge", "p95"], "--hedge"),
+        (&["--workload", "contention", "--hedge", "p95"], "--hedge"),
         (&["--workload", "tail", "--fanout", "0"], "--fanout"),
         (&["--workload", "herd", "--fanout", "2"], "--fanout"),
     ] {

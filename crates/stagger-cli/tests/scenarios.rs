@@ -461,6 +461,40 @@ fn parts_combine_across_the_canonical_workloads() {
     // A shared budget is still a budget: fewer attempts than with none.
     let (_, none) = row(&files.write("none.toml", &ten));
     assert!(load(&own) < load(&none), "per source {own} none {none}");
+
+    // The spike's overloaded server behind a rate limiter that answers 429 with Retry-After:
+    // admission control in front of it, on the same model, and the row keeps the spike's
+    // timeline figures beside the limiter's.
+    let spike = std::fs::read_to_string(scenario("spike.toml")).unwrap();
+    let admitted = files.write(
+        "admitted.toml",
+        &spike.replace(
+            "service = { base = \"1s\", per_in_flight = \"10ms\" }",
+            "service = { base = \"1s\", per_in_flight = \"10ms\" }\n\
+             rate_limit = { rate = 50.0, burst = 20, retry_after = \"2s\" }",
+        ),
+    );
+    let (model, limited) = row(&admitted);
+    assert_eq!(model, "composed");
+    assert!(
+        limited["rejected_per_success"].as_f64().unwrap() > 0.0,
+        "{limited}"
+    );
+    assert!(
+        limited["tail_goodput_ratio"].as_f64().is_some(),
+        "{limited}"
+    );
+    assert_eq!(limited["early_retries"].as_u64(), Some(0), "{limited}");
+
+    // Hedging through an outage, which only the spike and the tail models took before.
+    let hedged = files.write(
+        "hedged.toml",
+        &format!("{outage}[retry.hedging]\nmax_attempts = 2\ndelay = \"1ms\"\n"),
+    );
+    let (model, hedged) = row(&hedged);
+    assert_eq!(model, "composed");
+    assert_eq!(hedged["policy"].as_str(), Some("hedge-1msx2"), "{hedged}");
+    assert!(hedged["met_outage"].as_u64().unwrap() > 0, "{hedged}");
 }
 
 #[test]

@@ -2464,7 +2464,14 @@ mod tests {
         ] {
             for failure_rate in [1.0, 0.0] {
                 for deadline in [None, Some(Duration::from_millis(700))] {
-                    for scope in [BudgetScope::PerSource, BudgetScope::PerRequest] {
+                    // An attempt timeout shorter than the round trip, and one equal to it (a
+                    // tie the timeout wins on a one-way network and loses on a round trip).
+                    for (scope, attempt_timeout) in [
+                        (BudgetScope::PerSource, None),
+                        (BudgetScope::PerRequest, None),
+                        (BudgetScope::PerSource, Some(Duration::from_millis(2))),
+                        (BudgetScope::PerRequest, Some(Duration::from_millis(3))),
+                    ] {
                         let mut model = Composed::new(
                             Clients::Fixed { count: 300 },
                             Duration::from_secs(60),
@@ -2472,6 +2479,7 @@ mod tests {
                         );
                         model.dependency.failure_rate = failure_rate;
                         model.deadline = deadline;
+                        model.attempt_timeout = attempt_timeout;
                         model.budget_scope = scope;
                         for (i, strategy) in strategies.iter().enumerate() {
                             let round_trip =
@@ -2488,16 +2496,28 @@ mod tests {
                             assert_eq!(times, alone_times, "strategy {i}");
                             let mut looped = run.row();
                             let mut row = alone.row(strategy.policy.name(), None);
+                            // The timeouts fire where they should: 2 ms cuts every attempt
+                            // (a tie on the one-way 2 ms trip, short of the 3 ms round trip),
+                            // and 3 ms none (longer than the one-way trip, a tie the round
+                            // trip's answer wins).
+                            if failure_rate == 0.0 {
+                                let fired = attempt_timeout == Some(Duration::from_millis(2));
+                                let all = if fired { 0 } else { 300 };
+                                assert_eq!(row.successes, all, "{network:?} {attempt_timeout:?}");
+                            }
                             assert!(looped.events > row.events);
                             (looped.events, row.events, looped.budget) = (0, 0, None);
-                            assert_eq!(looped, row, "strategy {i}, {network:?}, {deadline:?}");
+                            assert_eq!(
+                                looped, row,
+                                "strategy {i}, {network:?}, {deadline:?}, {attempt_timeout:?}"
+                            );
                             compared += 1;
                         }
                     }
                 }
             }
         }
-        assert_eq!(compared, 48);
+        assert_eq!(compared, 96);
     }
 
     /// Parts through which clients could affect one another, or draw from a shared stream,

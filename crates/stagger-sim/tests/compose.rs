@@ -502,3 +502,86 @@ fn an_inner_layers_waits_count_in_the_memory_a_stack_needs() {
     assert!(stacked.bytes > 200 << 20, "{stacked:?}");
     assert!(stacked.bytes > 20 * alone.bytes, "{stacked:?} {alone:?}");
 }
+
+/// Hedging runs on the composed model, with any part: here through an outage, behind a flaky
+/// dependency. A hedged run is reproducible, sends no more attempts per request than its
+/// hedging allows, and sends hedges (more attempts than the same requests without hedging
+/// while the dependency answers slowly).
+#[test]
+fn hedged_requests_run_through_any_part() {
+    let mut model = Composed::new(
+        Clients::Open {
+            sources: 4,
+            rate: 50.0,
+        },
+        Duration::from_secs(20),
+        Network::OneWay(Delay::Exponential { mean: 5_000_000 }),
+    );
+    model.dependency.failure_rate = 0.2;
+    model.dependency.outage = window(5, 3, None);
+    model.deadline = Some(Duration::from_secs(2));
+    let plain = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
+    let hedged = plain
+        .clone()
+        .with_hedging(Some(stagger_core::engine::Hedging::fixed(
+            Duration::from_millis(8),
+            3,
+        )));
+    let row = model.run(&hedged, 3).unwrap();
+    assert_eq!(row, model.run(&hedged, 3).unwrap());
+    assert_eq!(row.policy, "hedge-8msx3");
+    assert!(row.attempts <= 3 * row.first_tries, "{row:?}");
+    let unhedged = model.run(&plain, 3).unwrap();
+    assert_eq!(row.first_tries, unhedged.first_tries);
+    // The failure rate and the outage are answered at once: only the slow answers draw
+    // hedges, so the hedged load sits between one attempt per request and three.
+    assert!(row.load > 1.05 && row.load < 3.0, "{row:?}");
+    assert!(row.met_outage.is_some_and(|m| m > 0), "{row:?}");
+}
+
+/// A spike of the load composes with the other parts: open sources whose rate doubles for a
+/// window, a flaky dependency behind a rate limiter. The timeline counts what arrived, at the
+/// rate offered.
+#[test]
+fn a_spike_composes_with_a_limiter_and_failures() {
+    let mut model = Composed::new(
+        Clients::Open {
+            sources: 2,
+            rate: 20.0,
+        },
+        Duration::from_secs(40),
+        Network::OneWay(Delay::Exponential { mean: 2_000_000 }),
+    );
+    model.load = Load::Spike {
+        factor: 3.0,
+        at: Duration::from_secs(10),
+        lasts: Duration::from_secs(5),
+    };
+    model.dependency.failure_rate = 0.1;
+    model.dependency.limiter = limiter(LimiterKind::Rate {
+        rate: 60.0,
+        burst: 10,
+    });
+    let strategy = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
+    let timeline = model.timeline(&strategy, 2, u64::MAX).unwrap();
+    let row = &timeline.row;
+    assert_eq!(timeline.arrivals.iter().sum::<u64>(), row.first_tries);
+    // Attempts sent after the run's last second are in the row, not in a second.
+    let counted: u64 = timeline.attempts.iter().sum();
+    assert!(
+        counted <= row.attempts && counted + 20 > row.attempts,
+        "{counted} {row:?}"
+    );
+    // 40 a second in all, 120 during the spike.
+    assert_eq!(timeline.offered[5], 40.0);
+    assert_eq!(timeline.offered[12], 120.0);
+    let during: u64 = timeline.arrivals[10..15].iter().sum();
+    let before: u64 = timeline.arrivals[0..5].iter().sum();
+    assert!(during > 2 * before, "{during} {before}");
+    // The limiter refuses some of the spike, and the tail is served again.
+    assert!(row.rejected_per_success.is_some_and(|r| r > 0.0), "{row:?}");
+    assert!(row.tail_goodput_ratio.is_some_and(|r| r > 0.8), "{row:?}");
+    assert!(row.recovery_ms.is_some());
+    // A run's row is its timeline's.
+    assert_eq!(&model.run(&strategy, 2).unwrap(), row);
+}

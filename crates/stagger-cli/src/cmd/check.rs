@@ -177,11 +177,10 @@ struct ThrottleFigure {
 #[derive(Debug, Serialize)]
 struct WorkloadRow {
     label: String,
-    /// The herd's largest share of all retries in one 10 ms window (`None` for a hedged
-    /// configuration: the herd's clients send one attempt at a time).
-    herd_peak_share: Option<f64>,
-    /// The share of the outage's requests that succeeded (`None` when hedged, likewise).
-    outage_success: Option<f64>,
+    /// The herd's largest share of all retries in one 10 ms window.
+    herd_peak_share: f64,
+    /// The share of the outage's requests that succeeded.
+    outage_success: f64,
     /// The spike's tail goodput ratio (1 is healthy).
     spike_tail_goodput: Option<f64>,
 }
@@ -611,9 +610,9 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         simulated,
     };
 
-    let outage = if hedged {
-        None
-    } else {
+    let outage = {
+        let unbudgeted = unbudgeted.clone().with_hedging(subject.hedging);
+        let strategy = strategy.clone().with_hedging(subject.hedging);
         let without = runs.run_composed(&total, &unbudgeted, &[], args.seed)?.load;
         let with = match subject.budget {
             Some(_) => Some(runs.run_composed(&total, &strategy, &[], args.seed)?.load),
@@ -628,9 +627,8 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         })
     };
 
-    let throttle = if hedged {
-        None
-    } else {
+    let throttle = {
+        let strategy = strategy.clone().with_hedging(subject.hedging);
         let trial = Throttle::default();
         let model = Throttle {
             dispersal: subject.settings.dispersal(),
@@ -658,8 +656,8 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
 
     let workloads = {
         // The configuration with its deadline (on the outage) and its attempt timeout (on the
-        // spike), and its hedging (on the spike only: the herd and the outage send one attempt
-        // at a time); the catalog's defaults as their pages run them.
+        // spike), and its hedging on all three; the catalog's defaults as their pages run
+        // them.
         let settings = &subject.settings;
         let mine = strategy.with_hedging(subject.hedging);
         let mut rows = vec![("this configuration".to_owned(), mine, Some(settings))];
@@ -688,19 +686,10 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
                 if let Some(t) = own.and_then(Settings::attempt_timeout) {
                     spike.server.timeout = t;
                 }
-                let sequential = s.hedging.is_none();
                 Ok(WorkloadRow {
                     label,
-                    herd_peak_share: if sequential {
-                        Some(runs.run(&Herd::default(), &s, args.seed)?.peak_window_share)
-                    } else {
-                        None
-                    },
-                    outage_success: if sequential {
-                        Some(runs.run(&outage, &s, args.seed)?.success_rate)
-                    } else {
-                        None
-                    },
+                    herd_peak_share: runs.run(&Herd::default(), &s, args.seed)?.peak_window_share,
+                    outage_success: runs.run(&outage, &s, args.seed)?.success_rate,
                     spike_tail_goodput: runs.run(&spike, &s, args.seed)?.tail_goodput_ratio,
                 })
             })
@@ -800,7 +789,7 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
             r.workloads
                 .iter()
                 .find(|row| row.label.starts_with(label))
-                .and_then(|row| row.herd_peak_share)
+                .map(|row| row.herd_peak_share)
         };
         let figures = match (peak("this configuration"), peak("exponential-full-jitter")) {
             (Some(mine), Some(jittered)) => format!(
@@ -1029,10 +1018,8 @@ fn text(r: &Report) -> String {
         for row in &r.workloads {
             table.row([
                 row.label.clone(),
-                row.herd_peak_share
-                    .map_or_else(|| "-".to_owned(), |p| format!("{:.1}%", 100.0 * p)),
-                row.outage_success
-                    .map_or_else(|| "-".to_owned(), |p| format!("{:.1}%", 100.0 * p)),
+                format!("{:.1}%", 100.0 * row.herd_peak_share),
+                format!("{:.1}%", 100.0 * row.outage_success),
                 row.spike_tail_goodput.map_or_else(
                     || "-".to_owned(),
                     |g| {
@@ -1050,13 +1037,6 @@ fn text(r: &Report) -> String {
         let _ = table.write(&mut bytes);
         for line in String::from_utf8_lossy(&bytes).lines() {
             let _ = writeln!(s, "  {line}");
-        }
-        if r.workloads.iter().any(|row| row.herd_peak_share.is_none()) {
-            let _ = writeln!(
-                s,
-                "  (-: the herd's and the outage's clients send one attempt at a time, so a \
-                 hedged configuration runs on the spike only)"
-            );
         }
     }
     if !r.notes.is_empty() {

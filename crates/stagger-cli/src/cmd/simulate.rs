@@ -133,7 +133,8 @@ pub(crate) struct Args {
     fanout: Option<u32>,
     /// Hedge instead of retrying, comma-separated to compare: `none`, a delay such as 10ms,
     /// or a percentile of the measured attempt latencies such as p95; each policy runs once
-    /// per value, its --max-attempts the attempts in all, at most 10 (tail, spike).
+    /// per value, its --max-attempts the attempts in all, at most 10 (every workload but
+    /// contention and partition).
     #[arg(long, value_name = "DELAY|pNN|none", value_delimiter = ',', value_parser = hedge, allow_hyphen_values = true)]
     hedge: Vec<Option<HedgeDelay>>,
     #[command(flatten)]

@@ -20,7 +20,7 @@
 
 use std::time::Duration;
 
-use super::{Overrides, Workload, WorkloadKind, refuse_hedging};
+use super::{Overrides, Workload, WorkloadKind};
 use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -106,7 +106,6 @@ impl Workload for Herd {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.composed().run_within(strategy, seed, max_events)
     }
 }
@@ -125,7 +124,6 @@ impl Herd {
         bucket: Duration,
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         let times = self.composed().retry_times(strategy, seed)?;
         let bucket = nanos(bucket).max(1);
         let len = usize::try_from(until.as_nanos() / u128::from(bucket))

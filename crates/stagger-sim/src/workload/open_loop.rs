@@ -36,7 +36,7 @@ use stagger_core::policy::{Immediate, NoRetry};
 
 use super::{
     Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
-    check_window, refuse_hedging,
+    check_window,
 };
 use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
@@ -213,7 +213,6 @@ impl Workload for OpenLoop {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         self.composed().run_within(strategy, seed, max_events)
     }

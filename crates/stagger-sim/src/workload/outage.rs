@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 
-use super::{Overrides, Workload, WorkloadKind, check_window, refuse_hedging};
+use super::{Overrides, Workload, WorkloadKind, check_window};
 use crate::compose::{Clients, Composed, Network, Window};
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -164,7 +164,6 @@ impl Workload for Outage {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         self.composed().run_within(strategy, seed, max_events)
     }

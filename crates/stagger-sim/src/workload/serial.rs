@@ -30,7 +30,7 @@ use std::time::Duration;
 use stagger_core::AnyConfig;
 use stagger_core::policy::{Exponential, Immediate};
 
-use super::{Overrides, Workload, WorkloadKind, check_clients, refuse_hedging};
+use super::{Overrides, Workload, WorkloadKind, check_clients};
 use crate::compose::{Clients, Composed, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -151,7 +151,6 @@ impl Workload for Serial {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         self.composed().run_within(strategy, seed, max_events)
     }

@@ -45,7 +45,7 @@ use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 
-use super::{Overrides, Workload, WorkloadKind, check_clients, check_window, refuse_hedging};
+use super::{Overrides, Workload, WorkloadKind, check_clients, check_window};
 use crate::compose::{BudgetScope, Clients, Composed, Limiter, LimiterKind, Network};
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -367,7 +367,6 @@ impl Workload for Throttle {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
         self.composed().run_within(strategy, seed, max_events)
     }
