@@ -739,3 +739,60 @@ fn the_herds_fleet_takes_a_budget_and_its_scope() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A scenario on the composed model draws its plot: the goodput per second of open clients
+/// beside the rate offered (a spike's shows it), or a fixed fleet's retries per 10 ms; a
+/// scenario on another model refuses `--plot` by name.
+#[test]
+fn a_composed_scenario_plots_its_goodput_or_its_retries() {
+    let files = Files::new("plots");
+    let svg = files.0.join("spike.svg");
+    let html = files.0.join("spike.html");
+    let out = stagger(&[
+        "simulate",
+        "--scenario",
+        &scenario("spike.toml"),
+        "--plot",
+        svg.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("goodput per second") && drawn.contains("offered"));
+    // Two lines of 80 seconds each, and the grid.
+    assert!(drawn.matches("<polyline").count() >= 2, "{drawn}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg") && page.contains("goodput per second"));
+    let herd_svg = files.0.join("herd.svg");
+    let out = stagger(&[
+        "simulate",
+        "--scenario",
+        &scenario("herd.toml"),
+        "--plot",
+        herd_svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        std::fs::read_to_string(&herd_svg)
+            .unwrap()
+            .contains("retries per 10 ms")
+    );
+    let out = stagger(&[
+        "simulate",
+        "--scenario",
+        &scenario("tail.toml"),
+        "--plot",
+        files.0.join("tail.svg").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));
+}

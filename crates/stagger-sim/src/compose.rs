@@ -1221,6 +1221,36 @@ impl Composed {
         Ok(metrics.into_retry_times())
     }
 
+    /// The retries of a run of `strategy` counted in buckets of `bucket` from time zero until
+    /// `until` (at most 2^20 buckets), for a plot of how they bunch.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run`].
+    pub fn retry_histogram(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        bucket: Duration,
+        until: Duration,
+    ) -> Result<Vec<u64>, SimError> {
+        let times = self.retry_times(strategy, seed)?;
+        let bucket = nanos(bucket).max(1);
+        let len = usize::try_from(until.as_nanos() / u128::from(bucket))
+            .unwrap_or(0)
+            .min(1 << 20);
+        let mut counts = vec![0u64; len];
+        for &t in &times {
+            if let Some(count) = usize::try_from(t / bucket)
+                .ok()
+                .and_then(|i| counts.get_mut(i))
+            {
+                *count += 1;
+            }
+        }
+        Ok(counts)
+    }
+
     /// Refuses invalid parts, an invalid policy (even if no request comes), invalid hedging,
     /// hedging with inner layers (a hedged request's attempts go to the dependency) and an
     /// inner layer's invalid policy.

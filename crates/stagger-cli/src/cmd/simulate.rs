@@ -46,7 +46,7 @@ pub(crate) struct Args {
             "duration", "rate", "window", "timeout", "retry_after", "limit_rate", "limit_burst",
             "limit_concurrency", "retry_after_form", "dispersal", "gate", "budget_partition",
             "attempt_timeout", "load", "replicas", "concurrency", "pause", "pause_every",
-            "fanout", "hedge", "plot", "base", "cap", "factor", "jitter",
+            "fanout", "hedge", "base", "cap", "factor", "jitter",
             "max_attempts",
         ]
     )]
@@ -159,10 +159,11 @@ pub(crate) struct Args {
     #[arg(long)]
     stats: bool,
     /// Also write the results as one self-contained HTML page, with the plot inline for
-    /// --workload herd, spike and ramp (a scenario's page has its table only).
+    /// --workload herd, spike and ramp and for a scenario on the composed model.
     #[arg(long, value_name = "FILE.html")]
     html: Option<std::path::PathBuf>,
-    /// Write a plot: retries over time (herd) or goodput per second (spike, ramp).
+    /// Write a plot: retries over time (herd, or a scenario's fixed clients) or goodput per
+    /// second (spike, ramp, or a scenario's open or serial clients on the composed model).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<std::path::PathBuf>,
     /// Output format.
@@ -430,16 +431,36 @@ fn write_results(
     Ok(())
 }
 
-/// Runs a scenario file on its model, within the same limits as a workload run.
+/// Runs a scenario file on its model, within the same limits as a workload run. On the composed
+/// model a plot (`--plot`, and the page's) shows what the herd's or the spike's does: a fixed
+/// fleet's retries per 10 ms over the first 30 s, or the goodput per second of open or serial
+/// clients, each from a run of its own.
 fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<(), Failure> {
     let ready = crate::scenario::read(path).map_err(Failure::Usage)?;
     let estimate = ready
         .model
         .estimate(&ready.strategy)
         .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+    let plotted = match &ready.model {
+        crate::scenario::Model::Composed(model, layers) => Some((model, layers)),
+        other if args.plot.is_some() => {
+            return Err(Failure::Usage(format!(
+                "invalid --plot: a scenario on the {} model has no plot (the composed model's \
+                 have one)",
+                other.name()
+            )));
+        }
+        _ => None,
+    }
+    .filter(|_| args.plot.is_some() || args.html.is_some());
+    let total = if plotted.is_some() {
+        estimate.then(estimate)
+    } else {
+        estimate
+    };
     let process = limits::process_bytes();
     check_limits(
-        estimate,
+        total,
         process,
         &MemoryLimit::new(args.max_memory),
         args.max_events,
@@ -451,27 +472,105 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         .map_err(|err| run_failure(err, &estimate))?;
     let results = [row];
     if args.stats {
+        let plots = if plotted.is_some() {
+            " (and as many again for the plot)"
+        } else {
+            ""
+        };
         print_stats(
             args,
-            (estimate.events, ""),
-            estimate,
+            (estimate.events, plots),
+            total,
             process,
             &results,
             &clock,
         );
     }
+    let chart = match plotted {
+        Some((model, layers)) => Some(
+            scenario_plot(
+                model,
+                layers,
+                &ready.strategy,
+                ready.seed,
+                stop_after(&estimate),
+            )
+            .map_err(|err| run_failure(err, &estimate))?,
+        ),
+        None => None,
+    };
+    if let (Some(path), Some((title, x, y, lines))) = (&args.plot, &chart) {
+        crate::plot::chart(path, title, x, y, lines)?;
+    }
     let name = ready.model.name();
     if let Some(html) = &args.html {
         let mut table = Vec::new();
         write_table(&mut table, name, ready.seed, &results)?;
-        let markdown = format!(
+        let mut markdown = format!(
             "# `stagger simulate`\n\n`stagger simulate --scenario {}`: the {name} model\n\n{}",
             path.display(),
             String::from_utf8_lossy(&table)
         );
-        std::fs::write(html, crate::html::page("stagger simulate", &markdown, &[]))?;
+        let mut plots = Vec::new();
+        if let Some((title, x, y, lines)) = &chart {
+            markdown.push_str(&format!("\n![{title}](plot.svg)\n"));
+            plots.push(("plot.svg", crate::plot::chart_svg(title, x, y, lines)?));
+        }
+        std::fs::write(
+            html,
+            crate::html::page("stagger simulate", &markdown, &plots),
+        )?;
     }
     write_results(out, args.format, name, ready.seed, &results)
+}
+
+/// A scenario's plot on the composed model: its title, axes and line.
+fn scenario_plot(
+    model: &stagger_sim::compose::Composed,
+    layers: &[stagger_sim::compose::Layer],
+    strategy: &Strategy,
+    seed: u64,
+    within: u64,
+) -> Result<(&'static str, &'static str, &'static str, crate::plot::Lines), SimError> {
+    let label = match strategy.budget {
+        Some(b) => format!("{} + {b}", strategy.name()),
+        None => strategy.name(),
+    };
+    if matches!(model.clients, stagger_sim::compose::Clients::Fixed { .. }) && layers.is_empty() {
+        let counts = model.retry_histogram(
+            strategy,
+            seed,
+            Duration::from_millis(10),
+            Duration::from_secs(30),
+        )?;
+        let points = counts
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| (i as f64 * 0.01, c as f64))
+            .collect();
+        return Ok((
+            "retries per 10 ms",
+            "time (s)",
+            "retries",
+            vec![(label, points)],
+        ));
+    }
+    let timeline = model.timeline_layered(strategy, layers, seed, within)?;
+    let offered = timeline
+        .offered
+        .iter()
+        .enumerate()
+        .map(|(i, &r)| (i as f64, r))
+        .collect();
+    Ok((
+        "goodput per second",
+        "time (s)",
+        "requests/s",
+        vec![
+            (format!("{label}: successes"), series(timeline.goodput)),
+            ("offered".to_owned(), offered),
+        ],
+    ))
 }
 
 /// Prints `--stats` on stderr: the estimate (its events, and what it adds to them), the events

@@ -26,7 +26,6 @@ use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
 use crate::metrics::ResultRow;
-use crate::queue::nanos;
 use crate::strategy::Strategy;
 
 /// The herd's parameters.
@@ -124,20 +123,7 @@ impl Herd {
         bucket: Duration,
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
-        let times = self.composed().retry_times(strategy, seed)?;
-        let bucket = nanos(bucket).max(1);
-        let len = usize::try_from(until.as_nanos() / u128::from(bucket))
-            .unwrap_or(0)
-            .min(1 << 20);
-        let mut counts = vec![0u64; len];
-        for &t in &times {
-            if let Some(count) = usize::try_from(t / bucket)
-                .ok()
-                .and_then(|i| counts.get_mut(i))
-            {
-                *count += 1;
-            }
-        }
-        Ok(counts)
+        self.composed()
+            .retry_histogram(strategy, seed, bucket, until)
     }
 }
