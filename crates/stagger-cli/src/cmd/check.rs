@@ -611,8 +611,8 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     };
 
     let outage = {
-        let unbudgeted = unbudgeted.clone().with_hedging(subject.hedging);
-        let strategy = strategy.clone().with_hedging(subject.hedging);
+        let unbudgeted = unbudgeted.with_hedging(subject.hedging);
+        let strategy = strategy.with_hedging(subject.hedging);
         let without = runs.run_composed(&total, &unbudgeted, &[], args.seed)?.load;
         let with = match subject.budget {
             Some(_) => Some(runs.run_composed(&total, &strategy, &[], args.seed)?.load),
@@ -628,7 +628,7 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     };
 
     let throttle = {
-        let strategy = strategy.clone().with_hedging(subject.hedging);
+        let strategy = strategy.with_hedging(subject.hedging);
         let trial = Throttle::default();
         let model = Throttle {
             dispersal: subject.settings.dispersal(),
