@@ -521,12 +521,10 @@ fn hedged_requests_run_through_any_part() {
     model.dependency.outage = window(5, 3, None);
     model.deadline = Some(Duration::from_secs(2));
     let plain = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
-    let hedged = plain
-        .clone()
-        .with_hedging(Some(stagger_core::engine::Hedging::fixed(
-            Duration::from_millis(8),
-            3,
-        )));
+    let hedged = plain.with_hedging(Some(stagger_core::engine::Hedging::fixed(
+        Duration::from_millis(8),
+        3,
+    )));
     let row = model.run(&hedged, 3).unwrap();
     assert_eq!(row, model.run(&hedged, 3).unwrap());
     assert_eq!(row.policy, "hedge-8msx3");
