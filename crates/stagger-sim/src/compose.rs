@@ -1766,6 +1766,7 @@ impl<'a> Loop<'a> {
     }
 
     /// Queues source `c`'s next arrival at `at`.
+    #[inline(always)]
     fn arrive_at(&mut self, at: Nanos, c: u32) {
         self.arrivals_queued += 1;
         self.queue.push(at, Event::Arrival(c));
@@ -1784,6 +1785,7 @@ impl<'a> Loop<'a> {
 
     /// The request in `slot` is over at `now`: frees it, and for a serial client schedules its
     /// next.
+    #[inline(always)]
     fn finish(&mut self, slot: u32, now: Nanos) {
         let Some(request) = self.requests.get(slot) else {
             return;
@@ -2011,6 +2013,7 @@ impl<'a> Loop<'a> {
     /// Sends attempt `id` of the request in `slot`, of source `c`, at `now`, with the time it
     /// has, `remaining` (the request already awaits it): the network carries it, and its
     /// timeout is set if its time can run out.
+    #[inline(always)]
     fn dispatch(&mut self, slot: u32, id: Id, c: usize, now: Nanos, remaining: Option<Duration>) {
         self.outstanding += 1;
         if let Some(series) = self.series.as_mut() {
