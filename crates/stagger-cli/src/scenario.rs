@@ -486,6 +486,13 @@ impl Scenario {
             }
             layers.push((n, compose::Layer { policy, settings }));
         }
+        if outer.hedging.is_some() && !layers.is_empty() {
+            return Err(
+                "retry[0].hedging: hedged attempts go to the dependency, not through inner \
+                 layers; drop the inner [[retry]] layers or the hedging"
+                    .to_owned(),
+            );
+        }
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
         let mut strategy =
             Strategy::policy(outer.to_config().map_err(|e| format!("retry[0]: {e}"))?);
@@ -794,7 +801,11 @@ impl Scenario {
                 };
                 model.load = load;
                 model.deadline = settings.timeout();
-                model.attempt_timeout = outer.attempt_timeout;
+                // Against the spike's service an attempt times out after 3 s unless the file
+                // says otherwise, as on the spike: a client that waits for ever never retries.
+                model.attempt_timeout = outer
+                    .attempt_timeout
+                    .or_else(|| service.map(|_| Server::default().timeout));
                 // A service that piles work up may never finish it: requests are followed
                 // for the spike's drain after the run, as on the spike.
                 if service.is_some() {

@@ -430,6 +430,9 @@ struct Request {
     source: u32,
     met: bool,
     not_before: Nanos,
+    /// When the client heard the latest refusal: an attempt sent before then (a hedge already
+    /// in flight) was not told to wait, so it is never early.
+    told_at: Nanos,
     /// Attempts sent to the dependency.
     sent: u32,
     /// Whether an attempt of the request has reached the dependency behind the limiter.
@@ -449,6 +452,8 @@ enum Driven {
         inner: Vec<Call>,
         /// The attempt awaited, if one is.
         pending: Option<Id>,
+        /// When it was sent.
+        sent_at: Nanos,
         /// A round trip's time back from the dependency, held while a concurrency limiter
         /// serves the attempt.
         trip: Nanos,
@@ -487,6 +492,14 @@ impl Request {
         match &self.run {
             Driven::Retried { pending, .. } => *pending == Some(id),
             Driven::Hedged(h) => h.flying.iter().any(|f| f.id == id),
+        }
+    }
+
+    /// When attempt `id` was sent (0 if the request no longer awaits it).
+    fn sent_at(&self, id: Id) -> Nanos {
+        match &self.run {
+            Driven::Retried { sent_at, .. } => *sent_at,
+            Driven::Hedged(h) => h.flying.iter().find(|f| f.id == id).map_or(0, |f| f.sent),
         }
     }
 
@@ -764,30 +777,43 @@ impl Composed {
     /// Checks the load, the service, the attempt timeout and the drain.
     fn validate_over_time(&self) -> Result<(), SimError> {
         const DAY: Duration = Duration::from_secs(86_400);
+        // Named as a scenario file names them.
         if let Some((param, factor)) = self.load.factor() {
             if !matches!(self.clients, Clients::Open { .. }) {
                 return Err(SimError::Invalid {
-                    param: "load",
+                    param: "clients.spike or clients.ramp",
                     allowed: "a spike or a ramp of open clients only",
                 });
             }
-            if !(factor.is_finite() && factor > 0.0 && factor <= 1e3) {
+            let least = if matches!(self.load, Load::Ramp { .. }) {
+                // A ramp rises to its peak: below 1 it would fall, then rise without end.
+                1.0
+            } else {
+                0.0
+            };
+            if !(factor.is_finite() && factor >= least && factor > 0.0 && factor <= 1e3) {
                 return Err(SimError::Invalid {
                     param,
-                    allowed: "a multiple of the rate in (0, 1000]",
+                    allowed: if least > 0.0 {
+                        "a multiple of the rate in [1, 1000]: the rate rises to the peak"
+                    } else {
+                        "a multiple of the rate in (0, 1000]"
+                    },
                 });
             }
         }
         match self.load {
-            Load::Spike { at, lasts, .. } if at > DAY || lasts.is_zero() || lasts > DAY => {
+            Load::Spike { at, lasts, .. }
+                if lasts.is_zero() || at.saturating_add(lasts) > self.duration =>
+            {
                 return Err(SimError::Invalid {
-                    param: "spike",
-                    allowed: "a spike longer than 0 that starts and lasts at most a day",
+                    param: "clients.spike",
+                    allowed: "a spike longer than 0 that ends within the run's duration",
                 });
             }
             Load::Ramp { peak_at, .. } if peak_at.is_zero() || peak_at > DAY => {
                 return Err(SimError::Invalid {
-                    param: "peak_at",
+                    param: "clients.ramp.peak_at",
                     allowed: "longer than 0 and at most a day",
                 });
             }
@@ -798,15 +824,15 @@ impl Composed {
                 || service.per_in_flight > Duration::from_secs(3_600)
             {
                 return Err(SimError::Invalid {
-                    param: "service_time",
-                    allowed: "at most an hour",
+                    param: "dependency.service",
+                    allowed: "a base and a per_in_flight time of at most an hour each",
                 });
             }
             if !matches!(self.network, Network::OneWay(_)) {
                 return Err(SimError::Invalid {
-                    param: "service",
-                    allowed: "a one-way network (`network`, not `rtt`): the answer travels \
-                              back once the work is done",
+                    param: "dependency.service",
+                    allowed: "behind a one-way network (`network`, not `rtt`): the answer \
+                              travels back once the work is done",
                 });
             }
             if matches!(
@@ -817,9 +843,9 @@ impl Composed {
                 })
             ) {
                 return Err(SimError::Invalid {
-                    param: "service",
-                    allowed: "no concurrency limit beside it (the limit has a service time \
-                              of its own)",
+                    param: "dependency.service",
+                    allowed: "without a concurrency_limit beside it (the limit has a service \
+                              time of its own)",
                 });
             }
         }
@@ -1038,13 +1064,18 @@ impl Composed {
         hops += f64::from(u8::from(self.times_attempts()))
             + f64::from(u8::from(strategy.hedging.is_some()));
         let horizon = duration + self.drain_ns();
-        let per_request = match self.slow_attempt() {
+        let mut per_request = match self.slow_attempt() {
             // Whether the service keeps up cannot be known without running it, so the
             // estimate takes the collapse: every attempt the policy allows, one per timeout.
             Some(slow) => (plan.max_attempts as f64).min(horizon / slow + 1.0),
             None if limited => plan.max_attempts.min(1_000_000) as f64,
             None => plan.attempts(x),
         };
+        if let Some(hedging) = strategy.hedging {
+            // Hedges go out on a timer, failures or not: the bound is every attempt the
+            // hedging allows.
+            per_request = per_request.max(f64::from(hedging.max_attempts()));
+        }
         let (requests, attempts, bytes) = match self.clients {
             Clients::Serial { rate, .. } => {
                 let rtt = rtt.max(1.0);
@@ -1157,8 +1188,9 @@ impl Composed {
     /// # Errors
     ///
     /// The parts' or the policy's [`SimError`], [`SimError::TooLarge`] past
-    /// [`Composed::MAX_EVENTS`], or [`SimError::EventLimit`]. A strategy that hedges is
-    /// refused ([`SimError::NotApplicable`]): this model's attempts are sequential.
+    /// [`Composed::MAX_EVENTS`], or [`SimError::EventLimit`]. A strategy that hedges sends its
+    /// hedges beside the attempts in flight; with inner layers it is refused
+    /// ([`SimError::NotApplicable`]): hedged attempts go to the dependency.
     pub fn run_within(
         &self,
         strategy: &Strategy,
@@ -1905,6 +1937,7 @@ impl<'a> Loop<'a> {
                 source: c,
                 met: false,
                 not_before: 0,
+                told_at: 0,
                 sent: 0,
                 reached: false,
             });
@@ -1927,11 +1960,13 @@ impl<'a> Loop<'a> {
                 call,
                 inner: Vec::new(),
                 pending: None,
+                sent_at: 0,
                 trip: 0,
             },
             source: c,
             met: false,
             not_before: 0,
+            told_at: 0,
             sent: 0,
             reached: false,
         });
@@ -2002,8 +2037,12 @@ impl<'a> Loop<'a> {
         self.metrics.attempt(now, request.sent);
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        if let Driven::Retried { pending, .. } = &mut request.run {
+        if let Driven::Retried {
+            pending, sent_at, ..
+        } = &mut request.run
+        {
             *pending = Some(id);
+            *sent_at = now;
         }
         let c = request.source as usize;
         self.dispatch(slot, id, c, now, remaining);
@@ -2024,8 +2063,9 @@ impl<'a> Loop<'a> {
             Network::RoundTrip(rtt) => {
                 let back = now.saturating_add(rtt.sample(self.sources[c].server()));
                 let outcome = self.reach(slot, id, Some(c), now, back);
-                self.respond(slot, id, true, now, back, outcome);
-                if let Some(at) = timeout.filter(|&at| at < back) {
+                let answer = self.respond(slot, id, true, now, back, outcome);
+                // The timeout matters only if it comes before the answer (which wins a tie).
+                if let Some(at) = timeout.filter(|&at| answer.is_none_or(|a| at < a)) {
                     self.queue.push(at, Event::Timeout(slot, id));
                 }
             }
@@ -2143,6 +2183,7 @@ impl<'a> Loop<'a> {
         if let Outcome::Throttled(wait) | Outcome::Busy(wait) = outcome
             && let Some(request) = self.requests.get(slot)
         {
+            request.told_at = back;
             request.not_before = back
                 .saturating_add(wait)
                 .saturating_add(self.model.network.least_one_way());
@@ -2153,6 +2194,8 @@ impl<'a> Loop<'a> {
     /// Schedules the answer to attempt `id` of the request in `slot`, which reached the
     /// dependency at `now`: at `back`, or, through a concurrency limiter that admitted it or
     /// the service, once it is served. Work whose client no longer waits is still served.
+    /// Returns when the answer reaches the client, if that is known now (not behind the
+    /// service, whose way back is drawn once the work is done).
     fn respond(
         &mut self,
         slot: u32,
@@ -2161,7 +2204,7 @@ impl<'a> Loop<'a> {
         now: Nanos,
         back: Nanos,
         outcome: Outcome,
-    ) {
+    ) -> Option<Nanos> {
         if let Some(limiting) = self.limiting.as_mut()
             && let Some((_, service, in_service)) = limiting.concurrency.as_mut()
             && !matches!(outcome, Outcome::Busy(_))
@@ -2174,7 +2217,7 @@ impl<'a> Loop<'a> {
             }
             let (kind, wait) = outcome.split();
             self.queue.push(served, Event::Served(slot, id, kind, wait));
-            return;
+            return Some(served.saturating_add(back.saturating_sub(now)));
         }
         if let Some((base, per, in_progress)) = self.service.as_mut()
             && matches!(outcome, Outcome::Ok | Outcome::Failed)
@@ -2187,12 +2230,13 @@ impl<'a> Loop<'a> {
                 now.saturating_add(time),
                 Event::Served(slot, id, kind, wait),
             );
-            return;
+            return None;
         }
         if live {
             let (kind, wait) = outcome.split();
             self.queue.push(back, Event::Answer(slot, id, kind, wait));
         }
+        Some(back)
     }
 
     /// Attempt `id` of the request in `slot` leaves the concurrency limiter or the service at
@@ -2240,7 +2284,10 @@ impl<'a> Loop<'a> {
             None => None,
         };
         if let Some(limiting) = self.limiting.as_mut() {
-            if request.as_ref().is_some_and(|r| now < r.not_before) {
+            if request
+                .as_ref()
+                .is_some_and(|r| now < r.not_before && r.sent_at(id) >= r.told_at)
+            {
                 limiting.early += 1;
             }
             let refusal = match limiting.concurrency {
@@ -2254,6 +2301,7 @@ impl<'a> Loop<'a> {
                     .form
                     .wait(nanos(limiting.limiter.retry_after), exact);
                 if let Some(request) = request {
+                    request.told_at = back;
                     request.not_before = back.saturating_add(wait);
                 }
                 return if limiting.concurrency.is_some() {

@@ -10,10 +10,11 @@
 //! Where the model knows the answer in expectation (no budget, a server that fails
 //! independently) the estimate is that expectation. Where it cannot know it (how much a budget
 //! holds back, whether a server collapses) it takes the bound: every attempt the policy allows.
-//! So a run takes at most about its estimate, and may take much less. The one case that can
-//! take more is a budget that refuses first attempts (`sre-adaptive`) on the `serial`
-//! workload, whose clients start a new request at once after a refusal: a caller that must not
-//! overrun the estimate stops the run at a multiple of it (`Workload::run_limited`).
+//! So a run takes at most about its estimate, and may take much less (a hedged run is counted
+//! as sending every hedge its hedging allows). The one case that can take more is a budget
+//! that refuses first attempts (`sre-adaptive`) on the `serial` workload, whose clients start
+//! a new request at once after a refusal: a caller that must not overrun the estimate stops
+//! the run at a multiple of it (`Workload::run_limited`).
 //!
 //! Memory is the peak of the data structures, not counting the process itself (its code,
 //! stack and allocator arenas, which `stagger simulate` adds). Vectors that grow by doubling are

@@ -118,7 +118,8 @@ pub struct Strategy {
     pub policy: SimPolicy,
     /// The budget each client holds, if any.
     pub budget: Option<BudgetKind>,
-    /// Hedging instead of retrying, where the workload supports it (`tail`, `spike`): each
+    /// Hedging instead of retrying, where the workload supports it (every workload but
+    /// `contention` and `partition`): each
     /// request sends hedges by [`Hedging`] while its attempts are in flight, and the policy's
     /// delays are not used.
     pub hedging: Option<Hedging>,

@@ -96,12 +96,13 @@ impl Load {
         }
     }
 
-    /// The multiple of the rate, in its range, for [`Composed::validate`](crate::compose::Composed::validate).
+    /// The multiple of the rate, named as a scenario file names it, for
+    /// [`Composed::validate`](crate::compose::Composed::validate).
     pub(crate) fn factor(self) -> Option<(&'static str, f64)> {
         match self {
             Self::Steady => None,
-            Self::Spike { factor, .. } => Some(("spike_factor", factor)),
-            Self::Ramp { peak_factor, .. } => Some(("peak_factor", peak_factor)),
+            Self::Spike { factor, .. } => Some(("clients.spike.factor", factor)),
+            Self::Ramp { peak_factor, .. } => Some(("clients.ramp.peak_factor", peak_factor)),
         }
     }
 }

@@ -248,7 +248,7 @@ fn bad_parts_are_refused_by_name() {
         },
         ..open
     };
-    assert_eq!(param(served_round_trip), "service");
+    assert_eq!(param(served_round_trip), "dependency.service");
     let slow = Composed {
         network: one_way(1_000_000),
         dependency: Dependency {
@@ -260,7 +260,7 @@ fn bad_parts_are_refused_by_name() {
         },
         ..open
     };
-    assert_eq!(param(slow), "service_time");
+    assert_eq!(param(slow), "dependency.service");
     let spike = |factor: f64, lasts: u64| Load::Spike {
         factor,
         at: Duration::from_secs(5),
@@ -272,21 +272,21 @@ fn bad_parts_are_refused_by_name() {
             load: spike(2.0, 1),
             ..fleet
         }),
-        "load"
+        "clients.spike or clients.ramp"
     );
     assert_eq!(
         param(Composed {
             load: spike(0.0, 1),
             ..open
         }),
-        "spike_factor"
+        "clients.spike.factor"
     );
     assert_eq!(
         param(Composed {
             load: spike(2.0, 0),
             ..open
         }),
-        "spike"
+        "clients.spike"
     );
     assert_eq!(
         param(Composed {
@@ -296,7 +296,29 @@ fn bad_parts_are_refused_by_name() {
             },
             ..open
         }),
-        "peak_at"
+        "clients.ramp.peak_at"
+    );
+    // A spike that ends after the run, and a ramp that would fall from its "peak".
+    assert_eq!(
+        param(Composed {
+            load: Load::Spike {
+                factor: 2.0,
+                at: Duration::from_secs(15),
+                lasts: Duration::from_secs(10),
+            },
+            ..open
+        }),
+        "clients.spike"
+    );
+    assert_eq!(
+        param(Composed {
+            load: Load::Ramp {
+                peak_factor: 0.5,
+                peak_at: Duration::from_secs(5)
+            },
+            ..open
+        }),
+        "clients.ramp.peak_factor"
     );
     assert_eq!(
         param(Composed {

@@ -294,8 +294,8 @@ fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
     }
     if spec.attempt_timeout.is_some() {
         unmodelled.push(
-            "the attempt timeout is applied to the spike only (the other models answer every \
-             attempt)"
+            "the attempt timeout is applied to the total outage and the spike only (the herd, \
+             the outage and the 429 storm run their workloads' own clients)"
                 .to_owned(),
         );
     }
@@ -567,6 +567,7 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
     // The simulator takes deadlines up to a day: a longer one is a day there, which no run
     // of the check comes near.
     total.deadline = simulated_deadline(&subject.settings);
+    total.attempt_timeout = subject.settings.attempt_timeout();
     total.dispersal = subject.settings.dispersal();
     // The stack simulated: the configuration at every layer, in a total outage, no budget.
     let simulated = if hedged || args.layers < 2 {
