@@ -605,3 +605,45 @@ fn a_spike_composes_with_a_limiter_and_failures() {
     // A run's row is its timeline's.
     assert_eq!(&model.run(&strategy, 2).unwrap(), row);
 }
+
+/// An attempt's timeout cuts it wherever its answer is held: a round trip through a
+/// concurrency limiter that serves for a second answers after the timeout, so no attempt
+/// succeeds; and a hedge already in flight when a limiter refuses its sibling is not an early
+/// retry, since nobody told it to wait.
+#[test]
+fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
+    let mut served = Composed::new(
+        Clients::Open {
+            sources: 1,
+            rate: 20.0,
+        },
+        Duration::from_secs(5),
+        Network::RoundTrip(Delay::Constant { nanos: 10_000_000 }),
+    );
+    served.dependency.limiter = limiter(LimiterKind::Concurrency {
+        limit: 100,
+        service: Duration::from_secs(1),
+    });
+    served.attempt_timeout = Some(Duration::from_millis(100));
+    let retrying = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
+    let row = served.run(&retrying, 1).unwrap();
+    assert!(row.first_tries > 50, "{row:?}");
+    assert_eq!(row.successes, 0, "{row:?}");
+    served.attempt_timeout = Some(Duration::from_millis(1_500));
+    assert_eq!(served.run(&retrying, 1).unwrap().success_rate, 1.0);
+
+    let mut limited = base(Clients::Open {
+        sources: 2,
+        rate: 50.0,
+    });
+    limited.dependency.limiter = limiter(LimiterKind::Rate {
+        rate: 20.0,
+        burst: 5,
+    });
+    let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
+        stagger_core::engine::Hedging::fixed(Duration::from_millis(2), 3),
+    ));
+    let row = limited.run(&hedged, 1).unwrap();
+    assert!(row.rejected_per_success.is_some_and(|r| r > 0.5), "{row:?}");
+    assert_eq!(row.early_retries, Some(0), "{row:?}");
+}
