@@ -1136,6 +1136,12 @@ impl Composed {
                 * EventQueue::<Event>::bytes_per_pending();
         }
         bytes += Series::bytes(self.duration);
+        if let Some(hedging) = strategy.hedging {
+            // A hedged request's run is boxed beside its slot, with its attempts in flight.
+            let each = block(size_of::<HedgedRequest>())
+                + block(hedging.max_attempts() as usize * size_of::<Flying>());
+            bytes += self.in_flight(&plan).min(requests.max(1.0)) * each as f64;
+        }
         // The retries come at least as densely as over the whole run, and during an outage as
         // densely as they come in it.
         let mut retries_per_ns = retries / duration;
