@@ -290,7 +290,7 @@ impl Model {
     pub(crate) fn estimate(&self, s: &Strategy) -> Result<Estimate, SimError> {
         match self {
             Self::Composed(w, layers) => {
-                w.validate()?;
+                w.validate().map_err(file_keys)?;
                 Ok(w.estimate_layered(s, layers))
             }
             Self::Contention(w) => checked(w, s),
@@ -311,6 +311,33 @@ impl Model {
             Self::Tail(w) => w.run_within(s, seed, max_events),
             Self::Partition(w) => w.run_within(s, seed, max_events),
         }
+    }
+}
+
+/// The composed model's refusal of a part, with the part named as the scenario file names it.
+fn file_keys(error: SimError) -> SimError {
+    let SimError::Invalid { param, allowed } = error else {
+        return error;
+    };
+    let key = match param {
+        "rate" => "clients.rate_per_source",
+        "clients" => "clients.sources or clients.count",
+        "failure_rate" => "dependency.failure_rate",
+        "outage" => "dependency.outage",
+        "retry_after" => "dependency's retry_after",
+        "limit_rate" => "dependency.rate_limit.rate",
+        "limit_burst" => "dependency.rate_limit.burst",
+        "limit_concurrency" => "dependency.concurrency_limit.limit",
+        "service" => "dependency.concurrency_limit.service",
+        "timeout" => "retry[0].timeout",
+        "attempt_timeout" => "retry[0].attempt_timeout",
+        "rtt" => "dependency.rtt",
+        "budget_scope" => "clients.budget_scope",
+        other => other,
+    };
+    SimError::Invalid {
+        param: key,
+        allowed,
     }
 }
 
@@ -485,13 +512,6 @@ impl Scenario {
                 return Err(format!("retry[{n}].timeout: must be longer than 0"));
             }
             layers.push((n, compose::Layer { policy, settings }));
-        }
-        if outer.hedging.is_some() && !layers.is_empty() {
-            return Err(
-                "retry[0].hedging: hedged attempts go to the dependency, not through inner \
-                 layers; drop the inner [[retry]] layers or the hedging"
-                    .to_owned(),
-            );
         }
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
         let mut strategy =
@@ -843,7 +863,19 @@ impl Scenario {
         // Inner layers: the composed model runs them; the others only the default, one attempt
         // inside the outer layer's, which is the outer layer alone, and with nothing else set.
         let mut model = model;
-        if matches!(model, Model::Composed(..)) {
+        if matches!(model, Model::Composed(..)) && strategy.hedging.is_some() {
+            // Hedged attempts go to the dependency: inner layers under them run only the
+            // default, one attempt each, which is the outer layer alone.
+            if let Some((n, _)) = layers.iter().find(|(_, l)| {
+                l.settings.nested() == Nested::Retry || l.settings.timeout().is_some()
+            }) {
+                return Err(format!(
+                    "retry[0].hedging: hedged attempts go to the dependency, so retry[{n}] \
+                     cannot retry or keep a deadline of its own under them; drop its nested \
+                     = \"retry\" and timeout, or the hedging"
+                ));
+            }
+        } else if matches!(model, Model::Composed(..)) {
             model.set_layers(layers.into_iter().map(|(_, layer)| layer).collect());
         } else if let Some((n, layer)) = layers
             .iter()

@@ -495,6 +495,32 @@ fn parts_combine_across_the_canonical_workloads() {
     assert_eq!(model, "composed");
     assert_eq!(hedged["policy"].as_str(), Some("hedge-1msx2"), "{hedged}");
     assert!(hedged["met_outage"].as_u64().unwrap() > 0, "{hedged}");
+
+    // Ten hedges per request through a long outage, whatever the policy's own limit: the
+    // estimate counts every hedge, so the run is not stopped at twice it.
+    let many = files.write(
+        "many-hedges.toml",
+        "duration = \"30s\"\n[clients]\nkind = \"open\"\nsources = 10\nrate_per_source = 100.0\n\
+         [dependency]\nnetwork = { exp = \"1ms\" }\noutage = { at = \"1s\", for = \"28s\" }\n\
+         [[retry]]\npolicy = \"immediate\"\nmax_attempts = 2\n\
+         [retry.hedging]\nmax_attempts = 10\ndelay = \"10ms\"\n",
+    );
+    let (_, many) = row(&many);
+    assert!(many["load"].as_f64().unwrap() > 5.0, "{many}");
+
+    // Attempts that time out before the limiter's refusal comes back never hear its wait, so
+    // none of their retries is early.
+    let unheard = files.write(
+        "unheard.toml",
+        "duration = \"10s\"\n[clients]\nkind = \"open\"\nsources = 1\nrate_per_source = 100.0\n\
+         [dependency]\nnetwork = { constant = \"10ms\" }\n\
+         rate_limit = { rate = 10.0, burst = 1, retry_after = \"1s\" }\n\
+         [[retry]]\npolicy = \"constant\"\nbase = \"10ms\"\nmax_attempts = 3\n\
+         attempt_timeout = \"15ms\"\n",
+    );
+    let (_, unheard) = row(&unheard);
+    assert!(unheard["rejected_per_success"].is_number(), "{unheard}");
+    assert_eq!(unheard["early_retries"].as_u64(), Some(0), "{unheard}");
 }
 
 #[test]

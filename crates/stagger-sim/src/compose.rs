@@ -1098,14 +1098,25 @@ impl Composed {
             Clients::Open { .. } | Clients::Fixed { .. } => {
                 let requests = self.requests();
                 let per_ns = requests / duration.max(1.0);
-                let attempts = match self.dependency.outage {
+                let mut attempts = match self.dependency.outage {
                     Some(w) => {
                         let down = ns(w.lasts).min(duration);
-                        (requests - down * per_ns).max(0.0) * per_request
-                            + plan.outage_attempts(rtt, down) * per_ns
+                        let spread = (requests - down * per_ns).max(0.0) * per_request
+                            + plan.outage_attempts(rtt, down) * per_ns;
+                        if matches!(self.clients, Clients::Fixed { .. }) {
+                            // A fleet calls at once, not spread over the run: every client
+                            // may meet the outage and retry through it.
+                            spread.max(requests * (plan.attempts_within(rtt, down).0 + 1.0))
+                        } else {
+                            spread
+                        }
                     }
                     None => requests * per_request,
                 };
+                if let Some(hedging) = strategy.hedging {
+                    // However the policy retries, every hedge may go out, outage or not.
+                    attempts = attempts.max(requests * f64::from(hedging.max_attempts()));
+                }
                 let in_flight = self.in_flight(&plan).min(requests.max(1.0));
                 let room = room_for(in_flight).max(self.sources());
                 let bytes = Slots::<Request>::bytes(in_flight, room as f64)
@@ -1138,9 +1149,12 @@ impl Composed {
         bytes += Series::bytes(self.duration);
         if let Some(hedging) = strategy.hedging {
             // A hedged request's run is boxed beside its slot, with its attempts in flight.
+            let most = hedging.max_attempts() as usize;
             let each = block(size_of::<HedgedRequest>())
-                + block(hedging.max_attempts() as usize * size_of::<Flying>());
-            bytes += self.in_flight(&plan).min(requests.max(1.0)) * each as f64;
+                + block(most.next_power_of_two() * size_of::<Flying>());
+            // Each attempt in flight holds its hop and its timeout in the queue.
+            let queued = most as f64 * 2.0 * EventQueue::<Event>::bytes_per_pending();
+            bytes += self.in_flight(&plan).min(requests.max(1.0)) * (each as f64 + queued);
         }
         // The retries come at least as densely as over the whole run, and during an outage as
         // densely as they come in it.
@@ -1247,11 +1261,26 @@ impl Composed {
     ///
     /// As [`Composed::run`].
     pub fn retry_times(&self, strategy: &Strategy, seed: u64) -> Result<Vec<Nanos>, SimError> {
-        self.check(strategy, &[])?;
-        let metrics = match self.independent(strategy, &[]) {
+        self.retry_times_layered(strategy, &[], seed)
+    }
+
+    /// [`Composed::retry_times`] with `inner` retry layers, as [`Composed::run_layered`] runs
+    /// them: the retries that reach the dependency.
+    ///
+    /// # Errors
+    ///
+    /// As [`Composed::run_layered`].
+    pub fn retry_times_layered(
+        &self,
+        strategy: &Strategy,
+        inner: &[Layer],
+        seed: u64,
+    ) -> Result<Vec<Nanos>, SimError> {
+        self.check(strategy, inner)?;
+        let metrics = match self.independent(strategy, inner) {
             Some(round_trip) => self.one_at_a_time(round_trip, strategy, seed, u64::MAX)?,
             None => {
-                let mut run = Loop::new(self, strategy, &[], seed, true)?;
+                let mut run = Loop::new(self, strategy, inner, seed, true)?;
                 run.go(u64::MAX)?;
                 run.metrics
             }
@@ -1259,8 +1288,8 @@ impl Composed {
         Ok(metrics.into_retry_times())
     }
 
-    /// The retries of a run of `strategy` counted in buckets of `bucket` from time zero until
-    /// `until` (at most 2^20 buckets), for a plot of how they bunch.
+    /// The retries of a run of `strategy` through `inner` layers counted in buckets of `bucket`
+    /// from time zero until `until` (at most 2^20 buckets), for a plot of how they bunch.
     ///
     /// # Errors
     ///
@@ -1268,11 +1297,12 @@ impl Composed {
     pub fn retry_histogram(
         &self,
         strategy: &Strategy,
+        inner: &[Layer],
         seed: u64,
         bucket: Duration,
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
-        let times = self.retry_times(strategy, seed)?;
+        let times = self.retry_times_layered(strategy, inner, seed)?;
         let bucket = nanos(bucket).max(1);
         let len = usize::try_from(until.as_nanos() / u128::from(bucket))
             .unwrap_or(0)
@@ -1873,6 +1903,9 @@ impl<'a> Loop<'a> {
                     self.served(slot, id, now, Outcome::join(kind, wait));
                 }
                 Event::Answer(slot, id, kind, wait) => {
+                    if matches!(kind, Kind::Throttled | Kind::Busy) {
+                        self.told(slot, id, now, wait);
+                    }
                     let result = self.result_of(Outcome::join(kind, wait));
                     self.heard(slot, id, now, result)?;
                 }
@@ -2068,7 +2101,7 @@ impl<'a> Loop<'a> {
         match self.model.network {
             Network::RoundTrip(rtt) => {
                 let back = now.saturating_add(rtt.sample(self.sources[c].server()));
-                let outcome = self.reach(slot, id, Some(c), now, back);
+                let outcome = self.reach(slot, id, Some(c), now);
                 let answer = self.respond(slot, id, true, now, back, outcome);
                 // The timeout matters only if it comes before the answer (which wins a tie).
                 if let Some(at) = timeout.filter(|&at| answer.is_none_or(|a| at < a)) {
@@ -2173,7 +2206,7 @@ impl<'a> Loop<'a> {
             return;
         };
         let live = self.awaiting(slot, id);
-        let outcome = self.reach(slot, id, live, now, 0);
+        let outcome = self.reach(slot, id, live, now);
         let Some(c) = live else {
             // Nobody waits for the answer: only the work it takes the dependency is left.
             self.respond(slot, id, false, now, now, outcome);
@@ -2185,15 +2218,6 @@ impl<'a> Loop<'a> {
             return;
         }
         let back = now.saturating_add(delay.sample(self.sources[c].server()));
-        // The wait a refusal tells runs from when the client hears it.
-        if let Outcome::Throttled(wait) | Outcome::Busy(wait) = outcome
-            && let Some(request) = self.requests.get(slot)
-        {
-            request.told_at = back;
-            request.not_before = back
-                .saturating_add(wait)
-                .saturating_add(self.model.network.least_one_way());
-        }
         self.respond(slot, id, true, now, back, outcome);
     }
 
@@ -2274,17 +2298,9 @@ impl<'a> Loop<'a> {
     /// What the dependency answers to attempt `id` of the request in `slot` reaching it at
     /// `now`: a limiter in front refuses it, or the outage or the failure probability decide.
     /// `live` is the request's source if it still awaits the attempt: only then is the request
-    /// marked (its first attempt met the outage, a limiter's wait) and a failure drawn, from
-    /// its source's server generator. On a round trip, `back` is when the client hears the
-    /// answer (a limiter's wait runs from then).
-    fn reach(
-        &mut self,
-        slot: u32,
-        id: Id,
-        live: Option<usize>,
-        now: Nanos,
-        back: Nanos,
-    ) -> Outcome {
+    /// marked (its first attempt met the outage) and a failure drawn, from its source's server
+    /// generator. A limiter's wait runs from when the client hears it ([`Loop::told`]).
+    fn reach(&mut self, slot: u32, id: Id, live: Option<usize>, now: Nanos) -> Outcome {
         let mut request = match live {
             Some(_) => self.requests.get(slot).filter(|r| r.awaits(id)),
             None => None,
@@ -2306,10 +2322,6 @@ impl<'a> Loop<'a> {
                     .limiter
                     .form
                     .wait(nanos(limiting.limiter.retry_after), exact);
-                if let Some(request) = request {
-                    request.told_at = back;
-                    request.not_before = back.saturating_add(wait);
-                }
                 return if limiting.concurrency.is_some() {
                     Outcome::Busy(wait)
                 } else {
@@ -2348,6 +2360,18 @@ impl<'a> Loop<'a> {
             false
         };
         if failed { Outcome::Failed } else { Outcome::Ok }
+    }
+
+    /// The client of the request in `slot` hears at `now` a refusal of attempt `id` that tells
+    /// it to wait `wait`: an attempt it sends from now on that reaches the limiter before then
+    /// (and the least one-way trip after it) is early. A refusal it never hears (its attempt
+    /// timed out first) tells it nothing.
+    fn told(&mut self, slot: u32, id: Id, now: Nanos, wait: Nanos) {
+        let least = self.model.network.least_one_way();
+        if let Some(request) = self.requests.get(slot).filter(|r| r.awaits(id)) {
+            request.told_at = now;
+            request.not_before = now.saturating_add(wait).saturating_add(least);
+        }
     }
 
     /// What an answer tells the client.

@@ -536,9 +536,10 @@ fn scenario_plot(
         Some(b) => format!("{} + {b}", strategy.name()),
         None => strategy.name(),
     };
-    if matches!(model.clients, stagger_sim::compose::Clients::Fixed { .. }) && layers.is_empty() {
+    if matches!(model.clients, stagger_sim::compose::Clients::Fixed { .. }) {
         let counts = model.retry_histogram(
             strategy,
+            layers,
             seed,
             Duration::from_millis(10),
             Duration::from_secs(30),

@@ -124,6 +124,6 @@ impl Herd {
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
         self.composed()
-            .retry_histogram(strategy, seed, bucket, until)
+            .retry_histogram(strategy, &[], seed, bucket, until)
     }
 }

@@ -160,8 +160,8 @@ impl Server {
     fn validate(&self) -> Result<(), SimError> {
         if self.timeout < Duration::from_millis(1) || self.timeout > Duration::from_secs(3_600) {
             return Err(SimError::Invalid {
-                param: "timeout",
-                allowed: "between 1 ms and an hour",
+                param: "attempt_timeout",
+                allowed: "between 1 ms and an hour (the client's timeout of each attempt)",
             });
         }
         Ok(())
