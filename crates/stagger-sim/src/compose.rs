@@ -1239,7 +1239,7 @@ impl Composed {
         // A load that changes over the run has its timeline's figures in the row.
         if self.load != Load::Steady {
             return self
-                .timeline_layered(strategy, inner, seed, max_events)
+                .timeline_checked(strategy, inner, seed, max_events)
                 .map(|t| t.row);
         }
         if let Some(round_trip) = self.independent(strategy, inner) {
@@ -1372,6 +1372,17 @@ impl Composed {
         max_events: u64,
     ) -> Result<Timeline, SimError> {
         self.check(strategy, inner)?;
+        self.timeline_checked(strategy, inner, seed, max_events)
+    }
+
+    /// [`Composed::timeline_layered`] of parts already checked.
+    fn timeline_checked(
+        &self,
+        strategy: &Strategy,
+        inner: &[Layer],
+        seed: u64,
+        max_events: u64,
+    ) -> Result<Timeline, SimError> {
         let mut run = Loop::new(self, strategy, inner, seed, false)?;
         run.series = Some(Series::new(self.duration));
         run.go(max_events)?;
