@@ -19,7 +19,7 @@ use stagger_sim::dist::Delay;
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
-use stagger_sim::workload::partition::{BudgetPartition, Partition};
+use stagger_sim::workload::partition::Partition;
 use stagger_sim::workload::spike::{Server, Spike};
 use stagger_sim::workload::tail::Tail;
 use stagger_sim::workload::throttle::RetryAfterForm;
@@ -28,9 +28,9 @@ use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
     dependency failure_rate (or always_fails, as the herd's), outage, rate_limit, \
-    concurrency_limit or service (open clients with a spike or a ramp too), in any mix \
-    (composed), kind = \"fixed\" with occ (contention), kind = \"open\" with replicas (tail), \
-    or with two_hosts (partition)";
+    concurrency_limit, service or two_hosts (open clients with a spike or a ramp too), in any \
+    mix (composed), kind = \"fixed\" with occ (contention), or kind = \"open\" with replicas \
+    (tail)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -226,14 +226,15 @@ impl Model {
     }
 }
 
-/// The model a scenario runs on.
+/// The model a scenario runs on. One is built per scenario, so the composed model's size
+/// beside the others costs nothing worth a box.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Model {
     /// The composed model, with its inner retry layers.
     Composed(Composed, Vec<compose::Layer>),
     Contention(Contention),
     Tail(Tail),
-    Partition(Partition),
 }
 
 impl Model {
@@ -257,6 +258,7 @@ impl Model {
                 "clients.spike",
                 "clients.ramp",
                 "dependency.service",
+                "dependency.two_hosts",
             ],
             Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
             Self::Tail(_) => &[
@@ -265,14 +267,6 @@ impl Model {
                 ARRIVALS[2],
                 "clients.fanout",
                 "dependency.replicas",
-            ],
-            Self::Partition(_) => &[
-                ARRIVALS[0],
-                ARRIVALS[1],
-                ARRIVALS[2],
-                "dependency.network",
-                "dependency.failure_rate",
-                "dependency.two_hosts",
             ],
         }
     }
@@ -283,7 +277,6 @@ impl Model {
             Self::Composed(..) => "composed",
             Self::Contention(_) => "contention",
             Self::Tail(_) => "tail",
-            Self::Partition(_) => "partition",
         }
     }
 
@@ -295,7 +288,6 @@ impl Model {
             }
             Self::Contention(w) => checked(w, s),
             Self::Tail(w) => checked(w, s),
-            Self::Partition(w) => checked(w, s),
         }
     }
 
@@ -309,7 +301,6 @@ impl Model {
             Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
             Self::Tail(w) => w.run_within(s, seed, max_events),
-            Self::Partition(w) => w.run_within(s, seed, max_events),
         }
     }
 }
@@ -333,6 +324,7 @@ fn file_keys(error: SimError) -> SimError {
         "attempt_timeout" => "retry[0].attempt_timeout",
         "rtt" => "dependency.rtt",
         "budget_scope" => "clients.budget_scope",
+        "share_down" => "dependency.two_hosts.share_down",
         other => other,
     };
     SimError::Invalid {
@@ -602,49 +594,47 @@ impl Scenario {
                 }
                 Model::Tail(w)
             }
-            ClientKind::Open if d.two_hosts.is_some() => {
-                let m = "partition";
-                refuse_outer_but(outer, m, false, false, false, true)?;
-                let rate = one_source(m)?;
-                let hosts = d.two_hosts.as_ref().ok_or("dependency.two_hosts")?;
-                let budget_partition = match outer.budget_per_destination {
-                    None => BudgetPartition::Shared,
-                    Some(n) if n >= 2 => BudgetPartition::Partitioned,
-                    Some(n) => {
-                        return Err(format!(
-                            "retry[0].budget_per_destination = {n}: the two hosts need room for 2"
-                        ));
-                    }
-                };
-                let mut w = Partition {
-                    rate,
-                    share_down: hosts.share_down,
-                    budget_partition,
-                    ..Partition::default()
-                };
-                if let Some(x) = d.failure_rate {
-                    w.failure_rate = x;
-                }
-                if let Some(n) = network {
-                    w.network = n;
-                }
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
-                }
-                Model::Partition(w)
-            }
             ClientKind::Open | ClientKind::Serial | ClientKind::Fixed
                 if d.failure_rate.is_some()
                     || d.always_fails == Some(true)
                     || d.outage.is_some()
                     || d.rate_limit.is_some()
                     || d.concurrency_limit.is_some()
-                    || d.service.is_some() =>
+                    || d.service.is_some()
+                    || d.two_hosts.is_some() =>
             {
                 let m = "composed";
                 // The deadline, the dispersal above a wait, the gate, the attempt timeout and
-                // hedging apply.
-                refuse_beyond(m, true, true, true)?;
+                // hedging apply, and with two hosts a budget per destination.
+                if d.two_hosts.is_none() && outer.budget_per_destination.is_some() {
+                    return Err(
+                        "retry[0].budget_per_destination needs dependency.two_hosts: \
+                                one dependency is one destination, whose budget is the one \
+                                budget"
+                            .to_owned(),
+                    );
+                }
+                refuse_outer_but(outer, m, true, true, true, true)?;
+                let two_hosts = d
+                    .two_hosts
+                    .as_ref()
+                    .map(|hosts| -> Result<compose::TwoHosts, String> {
+                        let budget_per_host = match outer.budget_per_destination {
+                            None => false,
+                            Some(n) if n >= 2 => true,
+                            Some(n) => {
+                                return Err(format!(
+                                    "retry[0].budget_per_destination = {n}: the two hosts \
+                                     need room for 2"
+                                ));
+                            }
+                        };
+                        Ok(compose::TwoHosts {
+                            share_down: hosts.share_down,
+                            budget_per_host,
+                        })
+                    })
+                    .transpose()?;
                 let clients = match c.kind {
                     ClientKind::Fixed => {
                         unused(
@@ -751,6 +741,10 @@ impl Scenario {
                     (None, None) if d.service.is_some() => {
                         Network::OneWay(Server::default().network)
                     }
+                    // Two hosts answer across the partition's 1 ms each way.
+                    (None, None) if two_hosts.is_some() => {
+                        Network::OneWay(Partition::default().network)
+                    }
                     (None, None) if d.failure_rate.is_none() => {
                         Network::OneWay(Outage::default().network)
                     }
@@ -788,6 +782,8 @@ impl Scenario {
                     Spike::default().duration
                 } else if outage.is_some() {
                     Outage::default().duration
+                } else if two_hosts.is_some() {
+                    Partition::default().duration
                 } else {
                     OpenLoop::default().duration
                 };
@@ -811,6 +807,8 @@ impl Scenario {
                         return Err("dependency: failure_rate or always_fails, not both".to_owned());
                     }
                     (_, Some(true)) => 1.0,
+                    // Host B fails at the partition's rate unless the file says otherwise.
+                    (None, _) if two_hosts.is_some() => Partition::default().failure_rate,
                     (x, _) => x.unwrap_or_default(),
                 };
                 model.dependency = compose::Dependency {
@@ -818,6 +816,7 @@ impl Scenario {
                     outage,
                     limiter,
                     service,
+                    two_hosts,
                 };
                 model.load = load;
                 model.deadline = settings.timeout();

@@ -114,7 +114,7 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         ),
         (
             "partition.toml",
-            "partition",
+            "composed",
             partition::Partition {
                 budget_partition: partition::BudgetPartition::Partitioned,
                 ..partition::Partition::default()
@@ -607,10 +607,22 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         ("scenario.yaml", base.clone(), ".toml or .json"),
         (
-            "serial_shape.toml",
+            "share.toml",
             base.replace("kind = \"open\"", "kind = \"serial\"")
-                + "\n[dependency.two_hosts]\nshare_down = 0.5\n",
-            "does not apply to the",
+                + "\n[dependency.two_hosts]\nshare_down = 1.5\n",
+            "dependency.two_hosts.share_down",
+        ),
+        (
+            "per_host.toml",
+            format!("{base}budget_per_destination = 2\n[dependency.two_hosts]\nshare_down = 0.5\n"),
+            "retry[0]: budget_per_destination needs a `budget`",
+        ),
+        (
+            "one_host.toml",
+            format!(
+                "{base}budget_per_destination = 2\n[retry.budget]\nbudget = \"aws-standard\"\n"
+            ),
+            "retry[0].budget_per_destination needs dependency.two_hosts",
         ),
         (
             "limiters.toml",

@@ -12,9 +12,10 @@
 //! - **dependency** ([`Dependency`]): an independent failure probability per attempt, an
 //!   outage window ([`Window`]) during which every attempt fails, with a `Retry-After` if the
 //!   window says so, a limiter in front ([`Limiter`]: a token bucket answering 429, or a
-//!   concurrency limit answering 503, each with its wait), and a service time that grows with
+//!   concurrency limit answering 503, each with its wait), a service time that grows with
 //!   the work in progress ([`Service`], the server of Brooker's collapse simulation, which
-//!   works on for attempts nobody waits for any more).
+//!   works on for attempts nobody waits for any more), and a second host behind the same name
+//!   that is down ([`TwoHosts`]), with a budget for both hosts or one per host.
 //!
 //! The retry stack is the [`Strategy`] (the engine's run per request, with the deadline
 //! ([`Composed::deadline`]) and each attempt's timeout ([`Composed::attempt_timeout`]), which
@@ -24,7 +25,7 @@
 //! fixed delay or at a quantile of the fleet's attempt latencies) and, with
 //! [`Composed::run_layered`], retry layers inside it ([`Layer`]), each attempt of a layer a run
 //! of the one below. [`Composed::timeline`] adds the run's per-second series ([`Timeline`]).
-//! Seven canonical workloads are compositions of these parts:
+//! Eight canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
 //! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
 //! [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an outage
@@ -33,7 +34,8 @@
 //! fixed fleet, a constant one-way network, a dependency that always fails), and
 //! [`Spike`](crate::workload::spike::Spike) and [`Ramp`](crate::workload::spike::Ramp) (one
 //! open source whose rate spikes or ramps, a one-way network, a service, an attempt timeout
-//! and a drain); each builds its
+//! and a drain), and [`Partition`](crate::workload::partition::Partition) (one open source, a
+//! one-way network, two hosts); each builds its
 //! `Composed` and runs it, so their figures are this loop's. Clients that cannot affect one
 //! another (the herd's) are run one at a time to their end, without the event queue, from the
 //! same generators in the same order ([`Composed::independent`]), so that ten million of them
@@ -59,7 +61,10 @@
 //! each candidate arrival draws whether it is kept before the next one's gap. A hedged
 //! request forks its policy's generator (and, if the dependency can tell a wait, its
 //! spread's) when it starts. Behind a service, the way back is drawn when the work is done,
-//! and only for an attempt still awaited.
+//! and only for an attempt still awaited. With two hosts, each request forks a generator of
+//! its own from its source's server generator (its arrivals' when each request holds its own
+//! budget) as it arrives, and draws from it its host, its policy's generator (forked) and
+//! then its answers: the network's delays and its failures ([`TwoHosts`]).
 //!
 //! ## Metrics
 //!
@@ -78,7 +83,7 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use stagger_core::budget::Budget;
+use stagger_core::budget::{AnyBudget, Budget, Partitioned};
 use stagger_core::engine::{Dispersal, HedgeDelay, Settings, StopReason, Stopped};
 use stagger_core::gate::{Gate, Gated};
 use stagger_core::sketch::LatencySketch;
@@ -87,12 +92,13 @@ use stagger_core::{Failure, Rng, SeededRng};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
-use crate::metrics::{Metrics, ResultRow};
+use crate::metrics::{HostFigures, Metrics, ResultRow};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
 pub use crate::timeline::{Load, Timeline};
 use crate::timeline::{Profile, Series};
 use crate::workload::call::{Call, HedgedCall, Next, Settled, Step};
+use crate::workload::partition::HOSTS;
 use crate::workload::slots::Slots;
 use crate::workload::throttle::{RateLimiter, RetryAfterForm};
 use crate::workload::{
@@ -256,6 +262,45 @@ pub struct Dependency {
     /// A service time that grows with the work in progress, if any (the spike's server; it
     /// needs the one-way network): an attempt it admits, and is up for, answers once served.
     pub service: Option<Service>,
+    /// Two hosts behind the dependency's one name, if set ([`TwoHosts`]): a share of the
+    /// requests go to a host that is down, the rest to the dependency the other fields
+    /// describe.
+    pub two_hosts: Option<TwoHosts>,
+}
+
+impl Dependency {
+    /// A dependency that always answers at once and well: no failures, no outage, no limiter,
+    /// no service, one host.
+    pub const HEALTHY: Self = Self {
+        failure_rate: 0.0,
+        outage: None,
+        limiter: None,
+        service: None,
+        two_hosts: None,
+    };
+}
+
+/// Two hosts behind one name, the `partition` workload's: a request goes to host A with
+/// probability `share_down`, to host B otherwise, and every attempt of the request goes to
+/// its host. Host A is down for the whole run: every attempt to it fails with a retryable
+/// error once the network has carried it there and back, and it meets neither the limiter,
+/// the outage nor the service, which are host B's. Host B is the dependency the other parts
+/// describe.
+///
+/// Each request draws its host, then its policy's generator (forked) and its server's answers
+/// (the network's delays and its failures) from a generator of its own, forked from its
+/// source's server generator when it arrives: whatever the budget grants, every strategy
+/// meets the same requests and the same answers, and they differ only in the retries they
+/// send. The row reports each host's figures ([`ResultRow::host_a`], [`ResultRow::host_b`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TwoHosts {
+    /// The share of the requests that go to host A, the one that is down, in [0, 1].
+    pub share_down: f64,
+    /// Whether each budget is a set of one per host (a
+    /// [`Partitioned`], as a layer that serves many
+    /// destinations keeps), each host's starting full, rather than one for both hosts. A
+    /// budget per request is its host's alone either way.
+    pub budget_per_host: bool,
 }
 
 /// A dependency with no admission control whose work slows down as it piles up, the server of
@@ -418,6 +463,8 @@ struct Source {
     /// One generator per request, forked in turn.
     policies: SeededRng,
     budget: Rc<dyn Budget>,
+    /// With two hosts and a budget per host: the source's budgets, one per host.
+    per_host: Option<Rc<Partitioned<AnyBudget>>>,
     /// Serial: when its latest request started (or was due to).
     last_start: Nanos,
 }
@@ -437,6 +484,10 @@ struct Request {
     sent: u32,
     /// Whether an attempt of the request has reached the dependency behind the limiter.
     reached: bool,
+    /// With two hosts: whether the request goes to host A, the one that is down.
+    to_down: bool,
+    /// With two hosts: the generator of the request's answers ([`TwoHosts`]).
+    answers: SeededRng,
 }
 
 /// How a request's attempts are driven. A hedged run is boxed: most runs retry, and a request
@@ -591,12 +642,7 @@ impl Composed {
             clients,
             duration,
             network,
-            dependency: Dependency {
-                failure_rate: 0.0,
-                outage: None,
-                limiter: None,
-                service: None,
-            },
+            dependency: Dependency::HEALTHY,
             deadline: None,
             budget_scope: BudgetScope::PerSource,
             dispersal: Dispersal::default(),
@@ -701,6 +747,14 @@ impl Composed {
         check_duration(self.duration)?;
         check_failure_rate(self.dependency.failure_rate)?;
         check_window(self.window)?;
+        if let Some(hosts) = self.dependency.two_hosts
+            && !(0.0..=1.0).contains(&hosts.share_down)
+        {
+            return Err(SimError::Invalid {
+                param: "share_down",
+                allowed: "a share in [0, 1]",
+            });
+        }
         if let Some(w) = self.dependency.outage {
             // The second after it, whose load is measured, must fit too.
             let end =
@@ -866,10 +920,11 @@ impl Composed {
 
     /// The round trip, if the requests of `strategy` cannot affect one another nor draw from a
     /// generator they share, so that each can be run to its end in turn, with no event queue:
-    /// fixed clients, a constant network, a dependency that always or never fails with no
-    /// outage and no limiter, no gate, no budget shared by all and no inner layers. A fleet
-    /// that meets a dead dependency together (the canonical `herd`) is such a run: it holds one
-    /// request at a time and every retry's time, where the event loop would hold every request.
+    /// fixed clients, a constant network, a dependency of one host that always or never fails,
+    /// with no outage and no limiter, no gate, no budget shared by all and no inner layers. A
+    /// fleet that meets a dead dependency together (the canonical `herd`) is such a run: it
+    /// holds one request at a time and every retry's time, where the event loop would hold
+    /// every request.
     /// It draws what the event loop draws, in the same order, and gives the same figures; it
     /// counts one event per attempt (its answer), where the loop counts the request's start,
     /// each attempt's hops and each retry's send.
@@ -883,6 +938,7 @@ impl Composed {
             || self.dependency.outage.is_some()
             || self.dependency.limiter.is_some()
             || self.dependency.service.is_some()
+            || self.dependency.two_hosts.is_some()
             || self.drain.is_some()
             || strategy.hedging.is_some()
             || self.gate
@@ -956,7 +1012,7 @@ impl Composed {
         };
         let rtt = self.network.round_trip_mean();
         let mut per_ns = self.clients.count() as f64 * rate / 1e9;
-        let mut lifetime = plan.lifetime(self.dependency.failure_rate, rtt);
+        let mut lifetime = self.per_host(|x| plan.lifetime(x, rtt));
         if let Some(slow) = self.slow_attempt() {
             // Against a service that piles work up, every attempt may take all the time it
             // has: a request lives its timeouts and its delays.
@@ -1069,12 +1125,18 @@ impl Composed {
             // estimate takes the collapse: every attempt the policy allows, one per timeout.
             Some(slow) => (plan.max_attempts as f64).min(horizon / slow + 1.0),
             None if limited => plan.max_attempts.min(1_000_000) as f64,
-            None => plan.attempts(x),
+            None => self.per_host(|x| plan.attempts(x)),
+        };
+        // With two hosts, what a request to host A makes: every attempt the policy allows.
+        let mut per_down = match self.slow_attempt() {
+            None if !limited => plan.attempts(1.0),
+            _ => per_request,
         };
         if let Some(hedging) = strategy.hedging {
             // Hedges go out on a timer, failures or not: the bound is every attempt the
             // hedging allows.
             per_request = per_request.max(f64::from(hedging.max_attempts()));
+            per_down = per_down.max(f64::from(hedging.max_attempts()));
         }
         let (requests, attempts, bytes) = match self.clients {
             Clients::Serial { rate, .. } => {
@@ -1126,6 +1188,17 @@ impl Composed {
         };
         let retries = (attempts - requests).max(0.0);
         let mut events = requests + hops * attempts + retries;
+        if let (Some(hosts), None) = (self.dependency.two_hosts, self.dependency.outage) {
+            // An attempt to host A is one event, its failure, however far it travels: none to
+            // reach it, leave a limiter or the service.
+            let down = requests * hosts.share_down * per_down;
+            events -= (hops
+                - 1.0
+                - f64::from(u8::from(self.times_attempts()))
+                - f64::from(u8::from(strategy.hedging.is_some())))
+            .max(0.0)
+                * down;
+        }
         let mut bytes = bytes;
         if let Clients::Open { sources, rate } = self.clients {
             let profile = self.profile(rate);
@@ -1175,12 +1248,37 @@ impl Composed {
         } else {
             n
         };
+        let mut per_budget = client_budget_bytes(strategy);
+        if self
+            .dependency
+            .two_hosts
+            .is_some_and(|h| h.budget_per_host && strategy.budget.is_some())
+        {
+            // A set per budget: a budget per host, each an `Arc`'s block, the set's table, and
+            // for each request in flight an `Rc` of its host's `Arc`.
+            let hosts = HOSTS.len() as f64;
+            per_budget = hosts * per_budget
+                + block(size_of::<Partitioned<AnyBudget>>()) as f64
+                + hosts * block(64 + HOSTS[0].len()) as f64;
+            bytes += self.in_flight(&plan).min(requests.max(1.0))
+                * block(2 * size_of::<usize>() + size_of::<Arc<AnyBudget>>()) as f64;
+        }
         let bytes = bytes
             + self.sources() as f64 * size_of::<Source>() as f64
-            + budgets * client_budget_bytes(strategy)
+            + budgets * per_budget
             + grown(window) * Metrics::STORED_RETRY_BYTES as f64
             + Metrics::fixed_bytes() as f64;
         Estimate::of(events, bytes)
+    }
+
+    /// `figure` at the dependency's failure probability, or with two hosts its mean over them:
+    /// at 1 for the share of the requests to host A, which is down.
+    fn per_host(&self, figure: impl Fn(f64) -> f64) -> f64 {
+        let x = self.dependency.failure_rate;
+        match self.dependency.two_hosts {
+            Some(hosts) => hosts.share_down * figure(1.0) + (1.0 - hosts.share_down) * figure(x),
+            None => figure(x),
+        }
     }
 
     /// The sources the run keeps: one per open source or serial client, or one for all when
@@ -1658,6 +1756,46 @@ struct Loop<'a> {
     sketch: LatencySketch,
     /// Per-second counters, for a [`Timeline`].
     series: Option<Series>,
+    /// With two hosts: each host's counts, host A first, and the successes and the budget's
+    /// refusals counted so far, to share out to the host of the next request that ends.
+    hosts: Option<([HostCounts; 2], u64, u64)>,
+}
+
+/// One host's counts, while a run with two hosts goes.
+#[derive(Clone, Copy, Default)]
+struct HostCounts {
+    requests: u64,
+    successes: u64,
+    retries: u64,
+    refused: u64,
+}
+
+impl HostCounts {
+    fn figures(self) -> HostFigures {
+        HostFigures {
+            requests: self.requests,
+            successes: self.successes,
+            success_share: if self.requests == 0 {
+                0.0
+            } else {
+                self.successes as f64 / self.requests as f64
+            },
+            retries: self.retries,
+            refused: self.refused,
+        }
+    }
+}
+
+/// The attempts a budget refused so far, as the metrics count the give-ups: retries
+/// (`budget-exhausted`) and, for a budget that refuses first attempts, those.
+fn budget_refusals(metrics: &Metrics) -> u64 {
+    [
+        StopReason::BudgetExhausted.name(),
+        StopReason::BudgetRefusedFirstAttempt.name(),
+    ]
+    .iter()
+    .map(|reason| metrics.give_ups.get(reason).copied().unwrap_or(0))
+    .sum()
 }
 
 impl<'a> Loop<'a> {
@@ -1687,12 +1825,27 @@ impl<'a> Loop<'a> {
             .map(|p| (p, p.peak()));
         // With no budget, one "no budget" for all: it holds no state.
         let unlimited = strategy.shared_unlimited();
-        let budget_of = |rng: SeededRng, first: Option<&Source>| -> Rc<dyn Budget> {
-            match (&unlimited, first, model.budget_scope) {
-                (Some(none), _, _) => none.clone(),
-                (None, Some(first), BudgetScope::Shared) => first.budget.clone(),
-                (None, _, _) => strategy.client_budget(rng),
-            }
+        let per_host = model
+            .dependency
+            .two_hosts
+            .is_some_and(|h| h.budget_per_host);
+        // A source's budget, and with a budget per host its set of them.
+        type Budgets = (Rc<dyn Budget>, Option<Rc<Partitioned<AnyBudget>>>);
+        let budget_of = |rng: SeededRng, first: Option<&Source>| -> Result<Budgets, SimError> {
+            Ok(match (&unlimited, first, model.budget_scope) {
+                (Some(none), _, _) => (none.clone(), None),
+                (None, Some(first), BudgetScope::Shared) => {
+                    (first.budget.clone(), first.per_host.clone())
+                }
+                (None, _, _) => match strategy.budget_config().filter(|_| per_host) {
+                    Some(config) => {
+                        let set =
+                            Partitioned::with(HOSTS.len(), rng, move |rng| config.build(rng))?;
+                        (none_budget(), Some(Rc::new(set)))
+                    }
+                    None => (strategy.client_budget(rng), None),
+                },
+            })
         };
         let mut sources: Vec<Source> = Vec::with_capacity(model.sources());
         let mut budget_each = false;
@@ -1700,12 +1853,12 @@ impl<'a> Loop<'a> {
             // One stream for the arrivals, the network and the failures; each request forks
             // its budget (if there is one), its policy's and its spread's from the world.
             let gaps = world.fork();
-            let budget = match (&unlimited, model.budget_scope) {
-                (Some(none), _) => none.clone(),
-                (None, BudgetScope::Shared) => strategy.client_budget(world.fork()),
+            let (budget, per_host) = match (&unlimited, model.budget_scope) {
+                (None, BudgetScope::Shared) => budget_of(world.fork(), None)?,
+                (Some(none), _) => (none.clone(), None),
                 (None, _) => {
                     budget_each = true;
-                    none_budget()
+                    (none_budget(), None)
                 }
             };
             sources.push(Source {
@@ -1713,6 +1866,7 @@ impl<'a> Loop<'a> {
                 server: None,
                 policies: world,
                 budget,
+                per_host,
                 last_start: 0,
             });
         } else {
@@ -1720,12 +1874,13 @@ impl<'a> Loop<'a> {
                 Clients::Open { sources: 1, .. } => {
                     let gaps = world.fork();
                     let server = Some(world.fork());
-                    let budget = budget_of(world.fork(), None);
+                    let (budget, per_host) = budget_of(world.fork(), None)?;
                     sources.push(Source {
                         gaps,
                         server,
                         policies: world,
                         budget,
+                        per_host,
                         last_start: 0,
                     });
                 }
@@ -1738,13 +1893,14 @@ impl<'a> Loop<'a> {
                         let first = open.then(|| world.fork());
                         let server = Some(world.fork());
                         let policies = world.fork();
-                        let budget = budget_of(world.fork(), sources.first());
+                        let (budget, per_host) = budget_of(world.fork(), sources.first())?;
                         let gaps = first.unwrap_or_else(|| world.fork());
                         sources.push(Source {
                             gaps,
                             server,
                             policies,
                             budget,
+                            per_host,
                             last_start: 0,
                         });
                     }
@@ -1760,7 +1916,7 @@ impl<'a> Loop<'a> {
             }
         };
         let gate = if model.gate {
-            Some(Arc::new(Gate::new(1)?))
+            Some(Arc::new(Gate::new(HOSTS.len())?))
         } else {
             None
         };
@@ -1818,6 +1974,10 @@ impl<'a> Loop<'a> {
             horizon: model.horizon(),
             sketch: LatencySketch::new(),
             series: None,
+            hosts: model
+                .dependency
+                .two_hosts
+                .map(|_| ([HostCounts::default(); 2], 0, 0)),
         };
         match model.clients {
             Clients::Fixed { count } => {
@@ -1870,6 +2030,15 @@ impl<'a> Loop<'a> {
             return;
         };
         let c = request.source;
+        if let Some((counts, successes, refused)) = self.hosts.as_mut() {
+            // The successes and refusals since the last request ended are this one's.
+            let host = &mut counts[usize::from(!request.to_down)];
+            let (now_successes, now_refused) =
+                (self.metrics.successes, budget_refusals(&self.metrics));
+            host.successes += now_successes - *successes;
+            host.refused += now_refused - *refused;
+            (*successes, *refused) = (now_successes, now_refused);
+        }
         self.requests.remove(slot);
         if matches!(self.model.clients, Clients::Serial { .. })
             && let Some(at) = self.next_start(c, now)
@@ -1951,21 +2120,44 @@ impl<'a> Loop<'a> {
             series.arrival(now);
         }
         let source = &mut self.sources[c as usize];
+        // With two hosts, the request's host, its policy's generator and its answers' come
+        // from a generator of its own.
+        let (to_down, mut own) = match self.model.dependency.two_hosts {
+            Some(hosts) => {
+                let mut own = source.server().fork();
+                let to_down = own.next_f64() < hosts.share_down;
+                (to_down, Some(own))
+            }
+            None => (false, None),
+        };
+        let host = usize::from(!to_down);
+        if let Some((counts, ..)) = self.hosts.as_mut() {
+            counts[host].requests += 1;
+        }
         let mut budget = if self.budget_each {
             self.strategy.client_budget(source.policies.fork())
+        } else if let Some(set) = &source.per_host {
+            Rc::new(set.for_key(HOSTS[host]))
         } else {
             source.budget.clone()
         };
         if let Some(gate) = &self.gate {
-            budget = Rc::new(Gated::new(budget, Arc::clone(gate), DESTINATION));
+            let key = if own.is_some() {
+                HOSTS[host]
+            } else {
+                DESTINATION
+            };
+            budget = Rc::new(Gated::new(budget, Arc::clone(gate), key));
         }
+        let policy_rng = own.as_mut().map(SeededRng::fork);
+        let answers = own.unwrap_or(SeededRng::new(0));
         let tells_waits = self.model.dependency.tells_waits();
         if let Some(hedging) = self.strategy.hedging {
             let measured = match hedging.delay() {
                 HedgeDelay::Quantile(q) => self.sketch.quantile(q),
                 _ => None,
             };
-            let rng = source.policies.fork();
+            let rng = policy_rng.unwrap_or_else(|| source.policies.fork());
             // A hedged request that may meet a server's wait gets its spread's generator now.
             let spread = tells_waits.then(|| source.policies.fork());
             let call = HedgedCall::start(
@@ -1990,6 +2182,8 @@ impl<'a> Loop<'a> {
                 told_at: 0,
                 sent: 0,
                 reached: false,
+                to_down,
+                answers,
             });
             // The hedged request is asked what to do once the events queued for now are done.
             self.queue.push(now, Event::Wake(slot));
@@ -1997,7 +2191,7 @@ impl<'a> Loop<'a> {
         }
         let mut call = Call::start(
             self.strategy,
-            source.policies.fork(),
+            policy_rng.unwrap_or_else(|| source.policies.fork()),
             budget,
             self.settings,
             now,
@@ -2019,6 +2213,8 @@ impl<'a> Loop<'a> {
             told_at: 0,
             sent: 0,
             reached: false,
+            to_down,
+            answers,
         });
         self.send(slot, now)
     }
@@ -2109,9 +2305,12 @@ impl<'a> Loop<'a> {
             series.attempt(now);
         }
         let timeout = remaining.map(|r| now.saturating_add(nanos(r)));
+        if self.hosts.is_some() && self.send_to_host(slot, id, now, timeout) {
+            return;
+        }
         match self.model.network {
             Network::RoundTrip(rtt) => {
-                let back = now.saturating_add(rtt.sample(self.sources[c].server()));
+                let back = now.saturating_add(rtt.sample(self.answers(slot, c)));
                 let outcome = self.reach(slot, id, Some(c), now);
                 let answer = self.respond(slot, id, true, now, back, outcome);
                 // The timeout matters only if it comes before the answer (which wins a tie).
@@ -2120,7 +2319,7 @@ impl<'a> Loop<'a> {
                 }
             }
             Network::OneWay(delay) => {
-                let at = now.saturating_add(delay.sample(self.sources[c].server()));
+                let at = now.saturating_add(delay.sample(self.answers(slot, c)));
                 self.travelling += 1;
                 self.queue.push(at, Event::Arrive(slot, id));
                 if let Some(at) = timeout {
@@ -2128,6 +2327,48 @@ impl<'a> Loop<'a> {
                 }
             }
         }
+    }
+
+    /// With two hosts: counts attempt `id` of the request in `slot`, sent at `now`, for its
+    /// host, and if it goes to host A, which is down, queues its failure once the network has
+    /// carried it there and back (or its timeout, if that comes first). Whether it went to A.
+    fn send_to_host(&mut self, slot: u32, id: Id, now: Nanos, timeout: Option<Nanos>) -> bool {
+        let (Some((counts, ..)), Some(request)) = (self.hosts.as_mut(), self.requests.get(slot))
+        else {
+            return false;
+        };
+        if request.sent > 1 {
+            counts[usize::from(!request.to_down)].retries += 1;
+        }
+        if !request.to_down {
+            return false;
+        }
+        let trip = match self.model.network {
+            Network::RoundTrip(rtt) => rtt.sample(&mut request.answers),
+            Network::OneWay(delay) => {
+                let there = delay.sample(&mut request.answers);
+                there.saturating_add(delay.sample(&mut request.answers))
+            }
+        };
+        let back = now.saturating_add(trip);
+        let (kind, wait) = Outcome::Failed.split();
+        self.queue.push(back, Event::Answer(slot, id, kind, wait));
+        if let Some(at) = timeout.filter(|&at| at < back) {
+            self.queue.push(at, Event::Timeout(slot, id));
+        }
+        true
+    }
+
+    /// The generator of the network's delays and the failures for the request in `slot`, of
+    /// source `c`: its own with two hosts, its source's otherwise.
+    #[inline(always)]
+    fn answers(&mut self, slot: u32, c: usize) -> &mut SeededRng {
+        if self.hosts.is_some()
+            && let Some(request) = self.requests.get(slot)
+        {
+            return &mut request.answers;
+        }
+        self.sources[c].server()
     }
 
     /// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts
@@ -2228,7 +2469,7 @@ impl<'a> Loop<'a> {
             self.respond(slot, id, true, now, now, outcome);
             return;
         }
-        let back = now.saturating_add(delay.sample(self.sources[c].server()));
+        let back = now.saturating_add(delay.sample(self.answers(slot, c)));
         self.respond(slot, id, true, now, back, outcome);
     }
 
@@ -2295,7 +2536,7 @@ impl<'a> Loop<'a> {
         };
         let back = match (self.service.is_some(), self.model.network) {
             (true, Network::OneWay(delay)) => {
-                now.saturating_add(delay.sample(self.sources[c].server()))
+                now.saturating_add(delay.sample(self.answers(slot, c)))
             }
             _ => match self.requests.get(slot) {
                 Some(request) => now.saturating_add(request.trip(id)),
@@ -2365,7 +2606,7 @@ impl<'a> Loop<'a> {
         } else if x >= 1.0 {
             true
         } else if let Some(c) = live {
-            self.sources[c].server().next_f64() < x
+            self.answers(slot, c).next_f64() < x
         } else {
             // Nobody hears the answer: no draw.
             false
@@ -2548,6 +2789,15 @@ impl<'a> Loop<'a> {
             row.success_rate = ratio(o.met_succeeded, o.met);
             row.met_outage = Some(o.met);
             row.recovery_load = Some(o.recovery_load);
+        }
+        if let (Some((counts, ..)), Some(hosts)) = (self.hosts, self.model.dependency.two_hosts) {
+            row.budget_partition = Some(if hosts.budget_per_host {
+                "partitioned"
+            } else {
+                "shared"
+            });
+            row.host_a = Some(counts[0].figures());
+            row.host_b = Some(counts[1].figures());
         }
         row
     }

@@ -19,12 +19,12 @@
 //! - **W4**, [`workload::spike`]: Brooker's 2023 simple collapse simulation
 //!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
 //!
-//! Seven of the workloads (open-loop, serial, outage, throttle, herd, spike and ramp) are
-//! compositions of the parts of [`compose`]: clients, a load over time, a network and a
-//! dependency chosen each on its own and run in one event loop, which scenario files also drive
-//! with any mix of those parts. Contention keeps its winner tree, and tail and partition keep
-//! loops of their own for the servers the composed model does not have yet (paused replicas,
-//! two hosts behind one name).
+//! Eight of the workloads (open-loop, serial, outage, throttle, herd, spike, ramp and
+//! partition) are compositions of the parts of [`compose`]: clients, a load over time, a
+//! network and a dependency (with a second host behind its name, if asked) chosen each on its
+//! own and run in one event loop, which scenario files also drive with any mix of those parts.
+//! Contention keeps its winner tree, and tail keeps a loop of its own for the server the
+//! composed model does not have yet (a pool of replicas that pause).
 //!
 //! [`scoreboard::Claim`] lists each published claim, how the board reads its words and its
 //! check; a *world seed* is the one number every generator of a run derives from.

@@ -9,7 +9,7 @@ use stagger_sim::SimError;
 use stagger_sim::Strategy;
 use stagger_sim::compose::{
     BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Service,
-    Window,
+    TwoHosts, Window,
 };
 use stagger_sim::dist::Delay;
 use stagger_sim::workload::throttle::RetryAfterForm;
@@ -69,6 +69,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                     outage: window(5, 5, Some(Duration::from_secs(1))),
                     limiter: None,
                     service: None,
+                    two_hosts: None,
                 },
                 ..base(serial)
             },
@@ -100,6 +101,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                         service: Duration::from_millis(50),
                     }),
                     service: None,
+                    two_hosts: None,
                 },
                 deadline: Some(Duration::from_secs(10)),
                 gate: true,
@@ -113,7 +115,43 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                 ..base(open)
             },
         ),
+        (
+            "serial to two hosts, host B behind a rate limiter, a budget per host, a deadline",
+            Composed {
+                network: one_way,
+                dependency: Dependency {
+                    limiter: limiter(LimiterKind::Rate {
+                        rate: 40.0,
+                        burst: 4,
+                    }),
+                    two_hosts: two_hosts(0.3, true),
+                    ..base(serial).dependency
+                },
+                deadline: Some(Duration::from_secs(3)),
+                ..base(serial)
+            },
+        ),
+        (
+            "a gated fleet to two hosts through host B's outage",
+            Composed {
+                network: one_way,
+                dependency: Dependency {
+                    outage: window(0, 2, None),
+                    two_hosts: two_hosts(0.5, false),
+                    ..base(fleet).dependency
+                },
+                gate: true,
+                ..base(fleet)
+            },
+        ),
     ]
+}
+
+fn two_hosts(share_down: f64, budget_per_host: bool) -> Option<TwoHosts> {
+    Some(TwoHosts {
+        share_down,
+        budget_per_host,
+    })
 }
 
 #[test]
@@ -431,6 +469,7 @@ fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
             service: Duration::from_millis(1),
         }),
         service: None,
+        two_hosts: None,
     };
     let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
     let row = served.run(&s, 1).unwrap();
@@ -646,4 +685,79 @@ fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
     let row = limited.run(&hedged, 1).unwrap();
     assert!(row.rejected_per_success.is_some_and(|r| r > 0.5), "{row:?}");
     assert_eq!(row.early_retries, Some(0), "{row:?}");
+}
+
+#[test]
+fn two_hosts_compose_with_any_part_and_every_strategy_meets_the_same_requests() {
+    let aws = || Strategy::policy(stagger_core::Preset::AWS_STANDARD.config());
+    let hedged = aws().with_hedging(Some(stagger_core::engine::Hedging::fixed(
+        Duration::from_millis(20),
+        3,
+    )));
+    let strategies = [
+        aws(),
+        aws().with_budget(Some(BudgetKind::AwsStandard)),
+        hedged,
+        hedged.with_budget(Some(BudgetKind::AwsStandard)),
+    ];
+    let open = Clients::Open {
+        sources: 4,
+        rate: 25.0,
+    };
+    let models = [
+        ("open", base(open)),
+        (
+            "open behind a concurrency limiter, with an attempt timeout",
+            Composed {
+                network: one_way(1_000_000),
+                dependency: Dependency {
+                    limiter: limiter(LimiterKind::Concurrency {
+                        limit: 3,
+                        service: Duration::from_millis(30),
+                    }),
+                    ..base(open).dependency
+                },
+                attempt_timeout: Some(Duration::from_millis(500)),
+                ..base(open)
+            },
+        ),
+    ];
+    for (name, model) in models {
+        let mut seen_a = None;
+        for per_host in [false, true] {
+            let model = Composed {
+                dependency: Dependency {
+                    two_hosts: two_hosts(0.5, per_host),
+                    ..model.dependency
+                },
+                ..model
+            };
+            for s in &strategies {
+                let row = model.run(s, 3).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let (a, b) = (row.host_a.unwrap(), row.host_b.unwrap());
+                let mode = if per_host { "partitioned" } else { "shared" };
+                assert_eq!(row.budget_partition, Some(mode), "{name}");
+                // Every strategy, with or without a budget, hedged or not, in either mode: the
+                // same requests to host A.
+                assert_eq!(*seen_a.get_or_insert(a.requests), a.requests, "{name}");
+                assert_eq!(a.requests + b.requests, row.first_tries, "{name}");
+                // Host A is down: it never answers well.
+                assert_eq!(a.successes, 0, "{name}");
+                assert_eq!(b.successes, row.successes, "{name}");
+                let refused = ["budget-exhausted", "budget-refused-first-attempt"]
+                    .iter()
+                    .map(|r| row.give_ups.get(*r).copied().unwrap_or(0))
+                    .sum::<u64>();
+                assert_eq!(a.refused + b.refused, refused, "{name}");
+                assert_eq!(
+                    a.retries + b.retries,
+                    row.attempts - row.first_tries,
+                    "{name}"
+                );
+                if s.budget.is_none() {
+                    assert_eq!(refused, 0, "{name}");
+                }
+            }
+        }
+    }
 }

@@ -134,7 +134,7 @@ pub(crate) struct Args {
     /// Hedge instead of retrying, comma-separated to compare: `none`, a delay such as 10ms,
     /// or a percentile of the measured attempt latencies such as p95; each policy runs once
     /// per value, its --max-attempts the attempts in all, at most 10 (every workload but
-    /// contention and partition).
+    /// contention).
     #[arg(long, value_name = "DELAY|pNN|none", value_delimiter = ',', value_parser = hedge, allow_hyphen_values = true)]
     hedge: Vec<Option<HedgeDelay>>,
     #[command(flatten)]

@@ -3,58 +3,52 @@
 //! A client that calls many hosts and holds one retry budget for all of them bounds its retries
 //! as a whole. When one host goes down, every request to it fails and asks for retries: a token
 //! bucket empties on them, and the retries a request to a healthy host needs are refused with
-//! the rest. A budget per destination ([`Partitioned`]) keeps each host's retries to itself.
+//! the rest. A budget per destination
+//! ([`Partitioned`](stagger_core::budget::Partitioned)) keeps each host's retries to itself.
 //!
-//! Model:
+//! Model, a composition of the [composed model](crate::compose)'s parts
+//! ([`Partition::composed`]): one open source, a one-way network, and two hosts behind the
+//! dependency ([`TwoHosts`]).
 //!
 //! - **Client:** one client. Its requests arrive as a Poisson process at `rate` per second
 //!   (default 100) for `duration` (default 30 s), each to host A with probability
-//!   `share_down` (default 0.5), to host B otherwise. Each runs the strategy's policy; the
-//!   requests in flight when arrivals stop run to completion.
+//!   `share_down` (default 0.5), to host B otherwise. Each runs the strategy's policy (or its
+//!   hedging, `--hedge`); the requests in flight when arrivals stop run to completion.
 //! - **Budget:** the strategy's budget (`--budget`), either one for both hosts
-//!   ([`BudgetPartition::Shared`], the default) or one per host, from a [`Partitioned`] set
-//!   keyed by the host ([`BudgetPartition::Partitioned`]): each request asks the set for its
-//!   host's budget, as a layer serving many destinations does. Each host's budget starts full,
-//!   so a partitioned client holds as many full budgets as hosts. Without a budget, every retry
-//!   the policy allows goes ahead, in either mode: the ceiling.
+//!   ([`BudgetPartition::Shared`], the default) or one per host, from a
+//!   [`Partitioned`](stagger_core::budget::Partitioned) set keyed by the host
+//!   ([`BudgetPartition::Partitioned`]): each request asks the set for its host's budget, as a
+//!   layer serving many destinations does. Each host's budget starts full, so a partitioned
+//!   client holds as many full budgets as hosts. Without a budget, every retry the policy
+//!   allows goes ahead, in either mode: the ceiling.
 //! - **Hosts:** host A is down for the whole run: every attempt fails with a retryable error.
 //!   Host B fails each attempt independently with probability `failure_rate` (default 0.2),
-//!   with a retryable error, and succeeds otherwise. The network is a constant one-way delay of
-//!   1 ms.
+//!   with a retryable error, and succeeds otherwise. The network is a one-way delay each way
+//!   (default a constant 1 ms).
 //!
 //! Each request draws its host and its server's answers from a generator of its own, forked in
 //! the order the requests arrive, so every mode sees the same requests and the same answers:
 //! the modes differ only in the retries the budget grants.
 //!
-//! The figures, per host ([`HostFigures`]): the requests, the share that succeeded, the retries
-//! sent and the attempts the budget refused. The finding is host B's success share: shared
-//! against partitioned, and the no-budget ceiling.
+//! The figures, per host ([`HostFigures`](crate::metrics::HostFigures)): the requests, the
+//! share that succeeded, the retries sent and the attempts the budget refused. The finding is
+//! host B's success share: shared against partitioned, and the no-budget ceiling. A scenario
+//! file's `[dependency] two_hosts` puts the two hosts beside any other part (a limiter or an
+//! outage on host B, serial or fixed clients, a deadline).
 
 use std::fmt;
-use std::rc::Rc;
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Serialize;
-use stagger_core::budget::{AnyBudget, Budget, Partitioned};
-use stagger_core::engine::{Settings, StopReason};
-use stagger_core::{Failure, Rng, SeededRng};
 
-use super::call::{Call, Next};
-use super::slots::Slots;
-use super::{
-    Overrides, Workload, WorkloadKind, check_duration, check_events, check_failure_rate,
-    check_window, refuse_hedging,
-};
-use crate::dist::{Delay, exponential};
+use super::{Overrides, Workload, WorkloadKind, check_duration, check_failure_rate, check_window};
+use crate::compose::{Clients, Composed, Dependency, Network, TwoHosts};
+use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, block, grown, ns, peak, room_for};
-use crate::metrics::{HostFigures, Metrics, ResultRow};
-use crate::queue::{EventQueue, Nanos, nanos};
+use crate::estimate::Estimate;
+use crate::metrics::ResultRow;
 use crate::strategy::Strategy;
-
-const SECOND: Nanos = 1_000_000_000;
 
 /// Whether the client holds one budget for every host, or one per host.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -63,7 +57,7 @@ pub enum BudgetPartition {
     /// `shared`: one budget for both hosts.
     #[default]
     Shared,
-    /// `partitioned`: one budget per host, from a [`Partitioned`] set.
+    /// `partitioned`: one budget per host, from a [`Partitioned`](stagger_core::budget::Partitioned) set.
     Partitioned,
 }
 
@@ -154,119 +148,26 @@ pub fn trial_strategy() -> Strategy {
         .with_budget(Some(stagger_core::budget::BudgetKind::AwsStandard))
 }
 
-/// A request in flight: its engine run, its host (0 for A, 1 for B) and the generator of its
-/// server's answers.
-struct Request {
-    call: Call,
-    host: usize,
-    server: SeededRng,
-}
-
-#[derive(Clone, Copy)]
-enum Event {
-    /// The next request arrives.
-    Arrival,
-    /// The request in slot `r` sends its next attempt.
-    Send(u32),
-    /// The answer to the request in slot `r` comes back: success or not.
-    Answer(u32, bool),
-}
-
-/// The client's budgets: none, one for both hosts, or one per host.
-enum Budgets {
-    /// One budget (or "no budget") that every request holds.
-    One(Rc<dyn Budget>),
-    /// One per host, looked up by the request's host.
-    PerHost(Partitioned<AnyBudget>),
-}
-
-impl Budgets {
-    /// The budget of a request to `host`.
-    fn for_host(&self, host: usize) -> Rc<dyn Budget> {
-        match self {
-            Self::One(budget) => budget.clone(),
-            Self::PerHost(set) => Rc::new(set.for_key(HOSTS[host])),
-        }
-    }
-}
-
-/// The attempts a budget refused so far, as the metrics count the give-ups.
-fn refused(metrics: &Metrics) -> u64 {
-    [
-        StopReason::BudgetExhausted.name(),
-        StopReason::BudgetRefusedFirstAttempt.name(),
-    ]
-    .iter()
-    .map(|reason| metrics.give_ups.get(reason).copied().unwrap_or(0))
-    .sum()
-}
-
-/// Counts per host while the run goes.
-#[derive(Clone, Copy, Default)]
-struct Counts {
-    requests: u64,
-    successes: u64,
-    retries: u64,
-    refused: u64,
-}
-
-impl Counts {
-    fn figures(self) -> HostFigures {
-        HostFigures {
-            requests: self.requests,
-            successes: self.successes,
-            success_share: if self.requests == 0 {
-                0.0
-            } else {
-                self.successes as f64 / self.requests as f64
-            },
-            retries: self.retries,
-            refused: self.refused,
-        }
-    }
-}
-
 impl Partition {
-    /// The requests in flight at the peak: the arrival rate to each host times how long a
-    /// request to it lives (every attempt to A fails).
-    fn in_flight(&self, plan: &Plan) -> f64 {
-        let rtt = 2.0 * self.network.mean();
-        let per_ns = self.rate / 1e9;
-        let down = self.share_down * plan.lifetime(1.0, rtt);
-        let up = (1.0 - self.share_down) * plan.lifetime(self.failure_rate, rtt);
-        peak(per_ns * (down + up))
-    }
-
-    /// Sends the next attempt of the request in `slot` at `now`, if the engine lets it: its
-    /// answer is queued one round trip later; otherwise the request is over.
-    fn send(
-        &self,
-        slot: u32,
-        now: Nanos,
-        table: &mut Slots<Request>,
-        hosts: &mut [Counts; 2],
-        metrics: &mut Metrics,
-        queue: &mut EventQueue<Event>,
-    ) {
-        let Some(request) = table.get(slot) else {
-            return;
+    /// The composition this workload runs: one open source, the one-way network, and two
+    /// hosts behind the dependency, host B failing at the failure rate.
+    #[must_use]
+    pub fn composed(&self) -> Composed {
+        let clients = Clients::Open {
+            sources: 1,
+            rate: self.rate,
         };
-        let before = refused(metrics);
-        let counts = &mut hosts[request.host];
-        match request.call.begin(now, metrics) {
-            Some(number) => {
-                if number > 1 {
-                    counts.retries += 1;
-                }
-                let ok = request.host == 1 && request.server.next_f64() >= self.failure_rate;
-                let rtt = self.network.sample(&mut request.server) * 2;
-                queue.push(now.saturating_add(rtt), Event::Answer(slot, ok));
-            }
-            None => {
-                counts.refused += refused(metrics) - before;
-                table.remove(slot);
-            }
-        }
+        let mut model = Composed::new(clients, self.duration, Network::OneWay(self.network));
+        model.dependency = Dependency {
+            failure_rate: self.failure_rate,
+            two_hosts: Some(TwoHosts {
+                share_down: self.share_down,
+                budget_per_host: self.budget_partition == BudgetPartition::Partitioned,
+            }),
+            ..Dependency::HEALTHY
+        };
+        model.window = self.window;
+        model
     }
 }
 
@@ -314,43 +215,9 @@ impl Workload for Partition {
         Ok(())
     }
 
-    /// Each request's first attempt is sent at its arrival, one event; each answer is one
-    /// event, and each retry's send one more: `2 x attempts` per request. A request to host A
-    /// makes every attempt its policy allows, one to host B `sum_k x^k` at B's failure rate
-    /// `x`; a budget only holds retries back. Memory is the requests in flight (the arrival
-    /// rate to each host times how long a request to it lives), with, when partitioned, a
-    /// handle on its host's budget each, and the budgets.
+    /// The composed model's estimate ([`Composed::estimate`]).
     fn estimate(&self, strategy: &Strategy) -> Estimate {
-        let plan = Plan::new(strategy);
-        let requests = self.rate * self.duration.as_secs_f64();
-        let down = requests * self.share_down;
-        let attempts =
-            down * plan.attempts(1.0) + (requests - down) * plan.attempts(self.failure_rate);
-        let events = 2.0 * attempts;
-        let in_flight = self.in_flight(&plan);
-        let retries_per_ns = (attempts - requests).max(0.0) / ns(self.duration);
-        let window = peak(retries_per_ns * ns(self.window)).min(attempts);
-        let partitioned =
-            strategy.budget.is_some() && self.budget_partition == BudgetPartition::Partitioned;
-        let (budgets, handles) = if partitioned {
-            // A budget per host, each an `Arc`'s block, the set's table, and for each request
-            // in flight an `Rc` of its host's `Arc`.
-            let table = block(size_of::<Partitioned<AnyBudget>>())
-                + HOSTS.len() as u64 * block(64 + HOSTS[0].len());
-            (
-                (HOSTS.len() as u64 * strategy.budget_bytes() + table) as f64,
-                in_flight * block(2 * size_of::<usize>() + size_of::<Arc<AnyBudget>>()) as f64,
-            )
-        } else {
-            (strategy.budget_bytes() as f64, 0.0)
-        };
-        let bytes = Slots::<Request>::bytes(in_flight, room_for(in_flight) as f64)
-            + (in_flight + 1.0) * EventQueue::<Event>::bytes_per_pending()
-            + handles
-            + budgets
-            + grown(window) * Metrics::STORED_RETRY_BYTES as f64
-            + Metrics::fixed_bytes() as f64;
-        Estimate::of(events, bytes)
+        self.composed().estimate(strategy)
     }
 
     fn run_within(
@@ -359,103 +226,8 @@ impl Workload for Partition {
         seed: u64,
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
-        refuse_hedging::<Self>(strategy)?;
         self.validate()?;
-        let mut world = SeededRng::new(seed);
-        let mut arrivals = world.fork();
-        let mut requests = world.fork();
-        // Drawn whatever the budget and the mode, so that the streams stay the same.
-        let budget_rng = world.fork();
-        let budgets = match (strategy.budget, self.budget_partition) {
-            (None, _) => Budgets::One(Rc::new(stagger_core::budget::Unlimited)),
-            (Some(_), BudgetPartition::Shared) => Budgets::One(strategy.client_budget(budget_rng)),
-            (Some(_), BudgetPartition::Partitioned) => {
-                // The strategy's budget as it is configured, one per host.
-                let config = strategy.budget_config().ok_or(SimError::Invalid {
-                    param: "budget",
-                    allowed: "a budget to partition",
-                })?;
-                Budgets::PerHost(Partitioned::with(HOSTS.len(), budget_rng, move |rng| {
-                    config.build(rng)
-                })?)
-            }
-        };
-        let end = nanos(self.duration);
-        let mean_gap = SECOND as f64 / self.rate;
-        let plan = Plan::new(strategy);
-        let mut table: Slots<Request> = Slots::with_capacity(room_for(self.in_flight(&plan)));
-        let mut metrics = Metrics::new(nanos(self.window));
-        let mut hosts = [Counts::default(); 2];
-        let mut queue = EventQueue::new();
-        let first = exponential(&mut arrivals, mean_gap) as Nanos;
-        if first < end {
-            queue.push(first, Event::Arrival);
-        }
-        let mut events = 0u64;
-        while let Some((now, event)) = queue.pop() {
-            events += 1;
-            if events > Self::MAX_EVENTS {
-                return Err(SimError::TooLarge {
-                    what: "events",
-                    limit: Self::MAX_EVENTS.to_string(),
-                });
-            }
-            check_events(events, max_events)?;
-            match event {
-                Event::Arrival => {
-                    let next = now.saturating_add(exponential(&mut arrivals, mean_gap) as Nanos);
-                    if next < end {
-                        queue.push(next, Event::Arrival);
-                    }
-                    let mut own = requests.fork();
-                    let host = usize::from(own.next_f64() >= self.share_down);
-                    let policy = own.fork();
-                    let call = Call::start(
-                        strategy,
-                        policy,
-                        budgets.for_host(host),
-                        Settings::new(),
-                        now,
-                    )?;
-                    metrics.first_try();
-                    hosts[host].requests += 1;
-                    let slot = table.insert(Request {
-                        call,
-                        host,
-                        server: own,
-                    });
-                    self.send(slot, now, &mut table, &mut hosts, &mut metrics, &mut queue);
-                }
-                Event::Send(slot) => {
-                    self.send(slot, now, &mut table, &mut hosts, &mut metrics, &mut queue);
-                }
-                Event::Answer(slot, ok) => {
-                    let Some(request) = table.get(slot) else {
-                        continue;
-                    };
-                    let (successes, refusals) = (metrics.successes, refused(&metrics));
-                    let result = if ok { Ok(()) } else { Err(Failure::Retryable) };
-                    match request.call.end(now, result, &mut metrics) {
-                        Next::RetryAt(at) => queue.push(at, Event::Send(slot)),
-                        Next::Done => {
-                            let counts = &mut hosts[request.host];
-                            counts.successes += metrics.successes - successes;
-                            counts.refused += refused(&metrics) - refusals;
-                            table.remove(slot);
-                        }
-                    }
-                }
-            }
-        }
-        metrics.events = events;
-        let mut row = metrics.row(
-            strategy.policy.name(),
-            strategy.budget.map(|b| b.to_string()),
-        );
-        row.budget_partition = Some(self.budget_partition.name());
-        row.host_a = Some(hosts[0].figures());
-        row.host_b = Some(hosts[1].figures());
-        Ok(row)
+        self.composed().run_within(strategy, seed, max_events)
     }
 }
 
@@ -463,6 +235,8 @@ impl Workload for Partition {
 mod tests {
     use stagger_core::budget::BudgetKind;
     use stagger_core::{AnyConfig, PolicyConfig, Preset};
+
+    use crate::metrics::HostFigures;
 
     use super::*;
 
