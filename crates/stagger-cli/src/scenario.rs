@@ -2,12 +2,11 @@
 //! from TOML or JSON and run on the simulator's model of that system.
 //!
 //! Open, serial or fixed clients against a failure rate, an outage window, a limiter, a
-//! service that slows as work piles up, or any mix of them, with a steady, spiking or ramping
-//! load, run on the simulator's composed model ([`stagger_sim::compose`]), whose parts combine
-//! freely; the other combinations each map onto one of the simulator's specialised models (see
-//! [`MODELS`]). A
-//! combination no model covers, or a setting the chosen model cannot honour, is refused by name
-//! rather than dropped.
+//! service that slows as work piles up, two hosts behind one name, a pool of replicas, or any
+//! mix of them, with a steady, spiking or ramping load, run on the simulator's composed model
+//! ([`stagger_sim::compose`]), whose parts combine freely; a contended row runs on the
+//! contention workload's own loop (see [`MODELS`]). A combination no model covers, or a
+//! setting the chosen model cannot honour, is refused by name rather than dropped.
 
 use std::time::Duration;
 
@@ -28,9 +27,8 @@ use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
     dependency failure_rate (or always_fails, as the herd's), outage, rate_limit, \
-    concurrency_limit, service or two_hosts (open clients with a spike or a ramp too), in any \
-    mix (composed), kind = \"fixed\" with occ (contention), or kind = \"open\" with replicas \
-    (tail)";
+    concurrency_limit, service, two_hosts or replicas (open clients with a spike or a ramp too), \
+    in any mix (composed), or kind = \"fixed\" with occ (contention)";
 
 /// A scenario file.
 #[derive(Debug, Deserialize)]
@@ -234,7 +232,6 @@ pub(crate) enum Model {
     /// The composed model, with its inner retry layers.
     Composed(Composed, Vec<compose::Layer>),
     Contention(Contention),
-    Tail(Tail),
 }
 
 impl Model {
@@ -259,15 +256,10 @@ impl Model {
                 "clients.ramp",
                 "dependency.service",
                 "dependency.two_hosts",
+                "dependency.replicas",
+                "clients.fanout",
             ],
             Self::Contention(_) => &["clients.count", "dependency.network", "dependency.occ"],
-            Self::Tail(_) => &[
-                ARRIVALS[0],
-                ARRIVALS[1],
-                ARRIVALS[2],
-                "clients.fanout",
-                "dependency.replicas",
-            ],
         }
     }
 
@@ -276,7 +268,6 @@ impl Model {
         match self {
             Self::Composed(..) => "composed",
             Self::Contention(_) => "contention",
-            Self::Tail(_) => "tail",
         }
     }
 
@@ -287,7 +278,6 @@ impl Model {
                 Ok(w.estimate_layered(s, layers))
             }
             Self::Contention(w) => checked(w, s),
-            Self::Tail(w) => checked(w, s),
         }
     }
 
@@ -300,7 +290,6 @@ impl Model {
         match self {
             Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
             Self::Contention(w) => w.run_within(s, seed, max_events),
-            Self::Tail(w) => w.run_within(s, seed, max_events),
         }
     }
 }
@@ -325,6 +314,7 @@ fn file_keys(error: SimError) -> SimError {
         "rtt" => "dependency.rtt",
         "budget_scope" => "clients.budget_scope",
         "share_down" => "dependency.two_hosts.share_down",
+        "fanout" => "clients.fanout",
         other => other,
     };
     SimError::Invalid {
@@ -528,32 +518,9 @@ impl Scenario {
                 .ok_or("clients.rate_per_source is required for open and serial clients")?;
             Ok((sources, rate))
         };
-        // The models with one arrival source take several as one: independent Poisson sources
-        // add up to one of their summed rate. With a budget they do not, since each source
-        // would hold its own.
-        let one_source = |model: &str| -> Result<f64, String> {
-            let (sources, rate) = source_rate()?;
-            if sources == 1 {
-                return Ok(rate);
-            }
-            if outer.budget.is_some() {
-                return Err(format!(
-                    "clients.sources = {sources} with a budget: the {model} model has one \
-                     arrival source and one budget, not one per source; use sources = 1 with \
-                     the whole rate"
-                ));
-            }
-            Ok(sources as f64 * rate)
-        };
         let refuse_settings = |model: &str, deadline_ok: bool, waits_ok: bool| {
             refuse_outer(outer, model, deadline_ok, waits_ok, false)
         };
-        let refuse_beyond = |model: &str, deadline_ok: bool, waits_ok: bool, overload: bool| {
-            refuse_outer(outer, model, deadline_ok, waits_ok, overload)
-        };
-        if c.fanout.is_some() && d.replicas.is_none() {
-            return Err("clients.fanout needs dependency.replicas (the tail model)".to_owned());
-        }
         // The one-way network, for the models that have one (the others refuse the key).
         let network = d
             .network
@@ -561,39 +528,6 @@ impl Scenario {
             .map(|n| n.delay("dependency.network"))
             .transpose()?;
         let model = match c.kind {
-            ClientKind::Open if d.replicas.is_some() => {
-                let m = "tail";
-                refuse_beyond(m, true, false, true)?;
-                let rate = one_source(m)?;
-                let pool = d.replicas.as_ref().ok_or("dependency.replicas")?;
-                let service = pool.service.delay("dependency.replicas.service")?;
-                let fanout = c.fanout.unwrap_or(1);
-                // The model takes the load as a share of the pool's capacity; the file gives
-                // requests a second, each `fanout` sub-requests.
-                let capacity = f64::from(pool.count) * f64::from(pool.concurrency) * 1e9;
-                let load = rate * f64::from(fanout) * service.mean() / capacity;
-                let mut w = Tail {
-                    replicas: pool.count,
-                    concurrency: pool.concurrency,
-                    service,
-                    load,
-                    pause: duration("dependency.replicas.pause", &pool.pause)?,
-                    pause_every: duration("dependency.replicas.pause_every", &pool.pause_every)?,
-                    timeout: settings
-                        .timeout()
-                        .ok_or("retry[0].timeout: the tail model needs a deadline")?,
-                    attempt_timeout: outer.attempt_timeout,
-                    fanout,
-                    ..Tail::default()
-                };
-                if let Some(t) = duration_of(m)? {
-                    w.duration = t;
-                }
-                if let Some(h) = outer.to_hedging().map_err(|e| format!("retry[0]: {e}"))? {
-                    strategy = strategy.with_hedging(Some(h));
-                }
-                Model::Tail(w)
-            }
             ClientKind::Open | ClientKind::Serial | ClientKind::Fixed
                 if d.failure_rate.is_some()
                     || d.always_fails == Some(true)
@@ -601,7 +535,8 @@ impl Scenario {
                     || d.rate_limit.is_some()
                     || d.concurrency_limit.is_some()
                     || d.service.is_some()
-                    || d.two_hosts.is_some() =>
+                    || d.two_hosts.is_some()
+                    || d.replicas.is_some() =>
             {
                 let m = "composed";
                 // The deadline, the dispersal above a wait, the gate, the attempt timeout and
@@ -745,6 +680,10 @@ impl Scenario {
                     (None, None) if two_hosts.is_some() => {
                         Network::OneWay(Partition::default().network)
                     }
+                    // A pool of replicas is the tail's: no network.
+                    (None, None) if d.replicas.is_some() => {
+                        Network::RoundTrip(Delay::Constant { nanos: 0 })
+                    }
                     (None, None) if d.failure_rate.is_none() => {
                         Network::OneWay(Outage::default().network)
                     }
@@ -765,6 +704,22 @@ impl Scenario {
                     },
                     (None, None) => compose::Load::Steady,
                 };
+                let replicas = d
+                    .replicas
+                    .as_ref()
+                    .map(|pool| -> Result<compose::Replicas, String> {
+                        Ok(compose::Replicas {
+                            count: pool.count,
+                            concurrency: pool.concurrency,
+                            service: pool.service.delay("dependency.replicas.service")?,
+                            pause: duration("dependency.replicas.pause", &pool.pause)?,
+                            pause_every: duration(
+                                "dependency.replicas.pause_every",
+                                &pool.pause_every,
+                            )?,
+                        })
+                    })
+                    .transpose()?;
                 let service = d
                     .service
                     .as_ref()
@@ -784,6 +739,8 @@ impl Scenario {
                     Outage::default().duration
                 } else if two_hosts.is_some() {
                     Partition::default().duration
+                } else if d.replicas.is_some() {
+                    Tail::default().duration
                 } else {
                     OpenLoop::default().duration
                 };
@@ -817,7 +774,9 @@ impl Scenario {
                     limiter,
                     service,
                     two_hosts,
+                    replicas,
                 };
+                model.fanout = c.fanout.unwrap_or(1);
                 model.load = load;
                 model.deadline = settings.timeout();
                 // Against the spike's service an attempt times out after 3 s unless the file

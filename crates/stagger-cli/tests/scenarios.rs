@@ -107,7 +107,7 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         ),
         (
             "tail.toml",
-            "tail",
+            "composed",
             tail::Tail::default()
                 .run(&stagger_sim::scoreboard::tail_strategy(), 1)
                 .unwrap(),
@@ -655,11 +655,12 @@ fn a_scenario_is_refused_by_name_when_it_says_what_no_model_takes() {
         ),
         (
             "fanout.toml",
-            base.replace(
-                "rate_per_source = 10.0",
-                "rate_per_source = 10.0\nfanout = 3",
-            ),
-            "clients.fanout needs dependency.replicas",
+            base.replace("kind = \"open\"", "kind = \"serial\"")
+                .replace(
+                    "rate_per_source = 10.0",
+                    "rate_per_source = 10.0\nfanout = 3",
+                ),
+            "clients.fanout",
         ),
         (
             "shape.toml",
@@ -824,12 +825,28 @@ fn a_composed_scenario_plots_its_goodput_or_its_retries() {
             .unwrap()
             .contains("retries per 10 ms")
     );
+    // The tail's pool is a composed part too: its goodput plots.
+    let tail_svg = files.0.join("tail.svg");
     let out = stagger(&[
         "simulate",
         "--scenario",
         &scenario("tail.toml"),
         "--plot",
-        files.0.join("tail.svg").to_str().unwrap(),
+        tail_svg.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let drawn = std::fs::read_to_string(&tail_svg).unwrap();
+    assert!(drawn.contains("goodput per second") && drawn.contains("<polyline"));
+    let out = stagger(&[
+        "simulate",
+        "--scenario",
+        &scenario("contention.toml"),
+        "--plot",
+        files.0.join("contention.svg").to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--plot"));

@@ -14,9 +14,12 @@
 //!   window says so, a limiter in front ([`Limiter`]: a token bucket answering 429, or a
 //!   concurrency limit answering 503, each with its wait), a service time that grows with
 //!   the work in progress ([`Service`], the server of Brooker's collapse simulation, which
-//!   works on for attempts nobody waits for any more), and a second host behind the same name
-//!   that is down ([`TwoHosts`]), with a budget for both hosts or one per host.
+//!   works on for attempts nobody waits for any more), a second host behind the same name
+//!   that is down ([`TwoHosts`]), with a budget for both hosts or one per host, or a pool of
+//!   replicas that pause now and then ([`Replicas`]), each attempt to one picked at random.
 //!
+//! A request may fan out ([`Composed::fanout`]) to sub-requests, each a run of its own, and
+//! succeed when all of them have, as slow as the slowest.
 //! The retry stack is the [`Strategy`] (the engine's run per request, with the deadline
 //! ([`Composed::deadline`]) and each attempt's timeout ([`Composed::attempt_timeout`]), which
 //! cut an attempt whose time runs out as the executors' race does, the dispersal above a
@@ -25,7 +28,7 @@
 //! fixed delay or at a quantile of the fleet's attempt latencies) and, with
 //! [`Composed::run_layered`], retry layers inside it ([`Layer`]), each attempt of a layer a run
 //! of the one below. [`Composed::timeline`] adds the run's per-second series ([`Timeline`]).
-//! Eight canonical workloads are compositions of these parts:
+//! Nine canonical workloads are compositions of these parts:
 //! [`OpenLoop`](crate::workload::open_loop::OpenLoop) (open sources, a round trip, a failure
 //! probability), [`Serial`](crate::workload::serial::Serial) (the same with serial clients),
 //! [`Outage`](crate::workload::outage::Outage) (one open source, a one-way network, an outage
@@ -34,8 +37,9 @@
 //! fixed fleet, a constant one-way network, a dependency that always fails), and
 //! [`Spike`](crate::workload::spike::Spike) and [`Ramp`](crate::workload::spike::Ramp) (one
 //! open source whose rate spikes or ramps, a one-way network, a service, an attempt timeout
-//! and a drain), and [`Partition`](crate::workload::partition::Partition) (one open source, a
-//! one-way network, two hosts); each builds its
+//! and a drain), [`Partition`](crate::workload::partition::Partition) (one open source, a
+//! one-way network, two hosts) and [`Tail`](crate::workload::tail::Tail) (one open source, no
+//! network delay, a pool of replicas, a deadline and an attempt timeout); each builds its
 //! `Composed` and runs it, so their figures are this loop's. Clients that cannot affect one
 //! another (the herd's) are run one at a time to their end, without the event queue, from the
 //! same generators in the same order ([`Composed::independent`]), so that ten million of them
@@ -64,7 +68,12 @@
 //! and only for an attempt still awaited. With two hosts, each request forks a generator of
 //! its own from its source's server generator (its arrivals' when each request holds its own
 //! budget) as it arrives, and draws from it its host, its policy's generator (forked) and
-//! then its answers: the network's delays and its failures ([`TwoHosts`]).
+//! then its answers: the network's delays and its failures ([`TwoHosts`]). With a pool of
+//! replicas and one open source, the source forks in turn its arrivals, its server (which
+//! also picks the replicas), the pool's service times, its policies and its budget, and then
+//! each replica forks its pauses' generator from the world, in the replicas' order; with
+//! other clients the pool's streams (service times first, then each replica's) derive from
+//! the world seed apart from the rest.
 //!
 //! ## Metrics
 //!
@@ -93,6 +102,7 @@ use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{HostFigures, Metrics, ResultRow};
+use crate::pool::{Replica, Waiting};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
 pub use crate::timeline::{Load, Timeline};
@@ -266,6 +276,10 @@ pub struct Dependency {
     /// requests go to a host that is down, the rest to the dependency the other fields
     /// describe.
     pub two_hosts: Option<TwoHosts>,
+    /// A pool of replicas that serves the attempts, if set ([`Replicas`], the `tail`
+    /// workload's): an attempt the limiter admits, and the outage lets through, is served by a
+    /// replica and answers once served.
+    pub replicas: Option<Replicas>,
 }
 
 impl Dependency {
@@ -277,7 +291,53 @@ impl Dependency {
         limiter: None,
         service: None,
         two_hosts: None,
+        replicas: None,
     };
+}
+
+/// A pool of replicas, the `tail` workload's: `count` replicas, each serving up to
+/// `concurrency` attempts at once and queueing the rest first in, first out. Each attempt
+/// goes to a replica picked at random (there is no load balancer that knows which replica is
+/// paused); a hedge goes to one the request has not tried, while one is left (gRFC A6's
+/// "distinct backends, if possible"). An attempt's service time is drawn from `service` when
+/// it reaches the pool. Each replica runs for `Exp(mean pause_every)`, then pauses for
+/// `pause`, and so on, from a generator of its own: the pauses do not depend on the traffic.
+/// A paused replica serves nothing: the work in service stops and resumes when the pause ends,
+/// and the queue waits.
+///
+/// An attempt whose client no longer waits for it (it timed out, or its request ended) is
+/// dropped when its turn in the queue comes, without service, as a server does that checks
+/// whether its client is still there before starting work; one already in service runs to
+/// its end and holds its slot (the server does not learn of the cancellation mid-work).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Replicas {
+    /// Replicas in the pool, 1 to 10 000.
+    pub count: u32,
+    /// Attempts each replica serves at once, 1 to 10 000; more wait in its queue.
+    pub concurrency: u32,
+    /// An attempt's service time, its mean between 1 µs and 1 s.
+    pub service: Delay,
+    /// How long a replica pauses, at most a day; zero for a pool that never pauses.
+    pub pause: Duration,
+    /// The mean time a replica runs between pauses (exponential), from 1 ms to a day.
+    pub pause_every: Duration,
+}
+
+impl Replicas {
+    /// Attempts the pool serves a second when every slot is busy and no replica pauses.
+    #[must_use]
+    pub fn capacity_per_second(&self) -> f64 {
+        f64::from(self.count) * f64::from(self.concurrency) * 1e9 / self.service.mean()
+    }
+
+    /// The share of the time a replica is paused.
+    fn pause_share(&self) -> f64 {
+        if self.pause.is_zero() {
+            0.0
+        } else {
+            ns(self.pause) / (ns(self.pause_every) + ns(self.pause))
+        }
+    }
 }
 
 /// Two hosts behind one name, the `partition` workload's: a request goes to host A with
@@ -376,6 +436,13 @@ pub struct Composed {
     /// still unfinished then are counted under the give-up reason `"unfinished"`. `None`:
     /// every request is followed to its end.
     pub drain: Option<Duration>,
+    /// The sub-requests each request fans out to, 1 to [`Composed::MAX_FANOUT`]: each is a
+    /// run of the strategy of its own, and the request succeeds when all of them have, as
+    /// slow as the slowest. The success rate and the latencies are then the requests'; the
+    /// load, the first tries, the attempts, the successes and the give-ups are the
+    /// sub-requests'. With a fan-out, open sources' rates are of requests (serial clients
+    /// refuse a fan-out).
+    pub fanout: u32,
 }
 
 /// What an attempt's answer says.
@@ -415,6 +482,9 @@ enum Event {
     Served(u32, Id, Kind, Nanos),
     /// Attempt `id`'s time runs out.
     Timeout(u32, Id),
+    /// Replica `replica` of the pool finishes attempt `id` of the request in slot `r`, which
+    /// then answers `kind`.
+    Done(u32, u32, Id, Kind),
     /// The hedged request in slot `r` asked to be woken now.
     Wake(u32),
 }
@@ -518,6 +588,8 @@ struct HedgedRequest {
     call: HedgedCall,
     flying: Vec<Flying>,
     wake: Option<Nanos>,
+    /// With a pool, the replicas its attempts went to, sorted.
+    used: Vec<u32>,
 }
 
 /// An attempt of a hedged request in flight.
@@ -651,6 +723,7 @@ impl Composed {
             load: Load::Steady,
             attempt_timeout: None,
             drain: None,
+            fanout: 1,
         }
     }
 
@@ -717,6 +790,8 @@ impl Composed {
     /// The most events a run may process; a run that needs more (a policy with no attempt
     /// limit against a dependency that always fails, say) stops with [`SimError::TooLarge`].
     pub const MAX_EVENTS: u64 = 200_000_000;
+    /// The most sub-requests a request fans out to.
+    pub const MAX_FANOUT: u32 = 1_000;
 
     /// Checks the parts.
     ///
@@ -800,11 +875,17 @@ impl Composed {
                 }
             }
             Clients::Serial { .. } => {
-                let rtt = mean_floor(&self.network);
+                // An attempt lasts its round trip and, with a pool, its service there.
+                let rtt = mean_floor(&self.network)
+                    + self
+                        .dependency
+                        .replicas
+                        .map_or(0.0, |r| delay_floor(&r.service));
                 if rtt < 1.0 {
                     return Err(SimError::Invalid {
                         param: "rtt",
-                        allowed: "a round trip with a mean of at least 1 ns",
+                        allowed: "a round trip (with a pool, and its service) with a mean of \
+                                  at least 1 ns",
                     });
                 }
                 if n * self.duration.as_nanos() as f64 / rtt > Self::MAX_SERIAL_ATTEMPTS {
@@ -915,6 +996,43 @@ impl Composed {
                 allowed: "at most a day",
             });
         }
+        if self.fanout == 0 || self.fanout > Self::MAX_FANOUT {
+            return Err(SimError::Invalid {
+                param: "fanout",
+                allowed: "between 1 and 1000",
+            });
+        }
+        if self.fanout > 1 && matches!(self.clients, Clients::Serial { .. }) {
+            return Err(SimError::Invalid {
+                param: "fanout",
+                allowed: "1 for serial clients (each paces one call at a time)",
+            });
+        }
+        if let Some(pool) = self.dependency.replicas {
+            validate_pool(&pool)?;
+            let concurrency_limit = matches!(
+                self.dependency.limiter,
+                Some(Limiter {
+                    kind: LimiterKind::Concurrency { .. },
+                    ..
+                })
+            );
+            let beside = if self.dependency.service.is_some() {
+                Some("a pool without a service beside it (its service times are its own)")
+            } else if concurrency_limit {
+                Some("a pool without a concurrency_limit beside it (its concurrency is its own)")
+            } else if self.dependency.two_hosts.is_some() {
+                Some("a pool without two_hosts beside it")
+            } else {
+                None
+            };
+            if let Some(allowed) = beside {
+                return Err(SimError::Invalid {
+                    param: "dependency.replicas",
+                    allowed,
+                });
+            }
+        }
         Ok(())
     }
 
@@ -939,6 +1057,8 @@ impl Composed {
             || self.dependency.limiter.is_some()
             || self.dependency.service.is_some()
             || self.dependency.two_hosts.is_some()
+            || self.dependency.replicas.is_some()
+            || self.fanout > 1
             || self.drain.is_some()
             || strategy.hedging.is_some()
             || self.gate
@@ -1007,11 +1127,12 @@ impl Composed {
     /// request lives at the failure probability and how long one that meets the outage lives
     /// (until its last attempt, or the outage's end); every fixed client at once.
     fn in_flight(&self, plan: &Plan) -> f64 {
+        let fanout = f64::from(self.fanout);
         let Some(rate) = self.clients.rate() else {
-            return self.clients.count() as f64;
+            return self.clients.count() as f64 * fanout;
         };
         let rtt = self.network.round_trip_mean();
-        let mut per_ns = self.clients.count() as f64 * rate / 1e9;
+        let mut per_ns = self.clients.count() as f64 * rate * fanout / 1e9;
         let mut lifetime = self.per_host(|x| plan.lifetime(x, rtt));
         if let Some(slow) = self.slow_attempt() {
             // Against a service that piles work up, every attempt may take all the time it
@@ -1023,7 +1144,13 @@ impl Composed {
         if profile.varies() {
             // At the busiest rate over such a lifetime.
             let busiest = profile.busiest(lifetime / 1e9, self.duration.as_secs_f64());
-            per_ns = self.clients.count() as f64 * busiest / 1e9;
+            per_ns = self.clients.count() as f64 * busiest * fanout / 1e9;
+        }
+        let mut backlog = 0.0;
+        if let Some(pool) = self.pool_terms(plan) {
+            // Each attempt at a replica for its time there, and a paused replica's backlog.
+            lifetime = lifetime.max(pool.attempts * pool.sojourn);
+            backlog = per_ns * pool.backlog;
         }
         if let Some(w) = self.dependency.outage {
             let down = ns(w.lasts).min(ns(self.duration));
@@ -1037,7 +1164,67 @@ impl Composed {
             let until = self.deadline.map_or(waits, |d| waits.min(ns(d)));
             lifetime = lifetime.max(until);
         }
-        peak(per_ns * lifetime.max(rtt))
+        peak(per_ns * lifetime.max(rtt) + backlog)
+    }
+
+    /// Calls (sub-requests, with a fan-out) a nanosecond at the busiest.
+    fn busiest_calls_per_ns(&self) -> f64 {
+        let fanout = f64::from(self.fanout);
+        match self.clients {
+            Clients::Open { sources, rate } => {
+                sources as f64 * self.profile(rate).peak() * fanout / 1e9
+            }
+            Clients::Serial { clients, rate } => clients as f64 * rate / 1e9,
+            Clients::Fixed { count } => count as f64 * fanout / ns(self.duration).max(1.0),
+        }
+    }
+
+    /// With a pool, what the estimate takes of it (after the `tail` workload's reasoning): the
+    /// chance an attempt outlives the time it has (it meets a paused replica with more of the
+    /// pause left, or its time at the replica, as an M/M/1 queue at the same load has it, is
+    /// longer), the attempts a call makes at that chance, the time an attempt spends at a
+    /// replica, and the share of a paused replica's backlog in flight.
+    fn pool_terms(&self, plan: &Plan) -> Option<PoolTerms> {
+        let pool = self.dependency.replicas?;
+        let mean = pool.service.mean();
+        let load = self.busiest_calls_per_ns() * mean
+            / (f64::from(pool.count) * f64::from(pool.concurrency));
+        // The longest an attempt may take before it is cut: its timeout or the deadline, or
+        // with neither the run and its drain.
+        let limit = match (self.attempt_timeout, self.deadline) {
+            (Some(a), Some(b)) => ns(a.min(b)),
+            (a, b) => a.or(b).map_or(ns(self.duration) + self.drain_ns(), ns),
+        }
+        .max(1.0);
+        let (sojourn, backlog) = if load < 0.99 {
+            (mean / (1.0 - load), ns(pool.pause) / (1.0 - load))
+        } else {
+            // Overloaded: the queues grow, and an attempt may wait all the time it has.
+            (limit, limit)
+        };
+        let times = self.attempt_timeout.is_some() || self.deadline.is_some();
+        let cut = if times {
+            let paused = if pool.pause.is_zero() {
+                0.0
+            } else {
+                pool.pause_share() * (1.0 - limit / ns(pool.pause)).max(0.0)
+            };
+            (paused + libm::exp(-limit / sojourn)).min(1.0)
+        } else {
+            0.0
+        };
+        let x = self.dependency.failure_rate;
+        let mut attempts = plan.attempts(1.0 - (1.0 - x) * (1.0 - cut));
+        if let Some(deadline) = self.deadline {
+            attempts = attempts.min((ns(deadline) / limit + 1.0).floor());
+        }
+        let paused_at_once = (f64::from(pool.count) * pool.pause_share() * 2.0).max(1.0);
+        Some(PoolTerms {
+            attempts,
+            sojourn: sojourn.min(limit),
+            backlog: backlog.min(limit) * paused_at_once / f64::from(pool.count),
+            limit,
+        })
     }
 
     /// What a run of `strategy` will cost: the events it processes and the memory its data
@@ -1116,6 +1303,14 @@ impl Composed {
             // Leaving the service or the limiter.
             hops += 1.0;
         }
+        let pool = self.pool_terms(&plan);
+        if pool.is_some() {
+            // Leaving the replica; with nothing to travel back, the client hears it then.
+            hops += 1.0;
+            if self.network == Network::RoundTrip(Delay::Constant { nanos: 0 }) {
+                hops -= 1.0;
+            }
+        }
         // An attempt's timeout, and a hedged request's wake-up per attempt.
         hops += f64::from(u8::from(self.times_attempts()))
             + f64::from(u8::from(strategy.hedging.is_some()));
@@ -1125,7 +1320,10 @@ impl Composed {
             // estimate takes the collapse: every attempt the policy allows, one per timeout.
             Some(slow) => (plan.max_attempts as f64).min(horizon / slow + 1.0),
             None if limited => plan.max_attempts.min(1_000_000) as f64,
-            None => self.per_host(|x| plan.attempts(x)),
+            None => match &pool {
+                Some(pool) => pool.attempts,
+                None => self.per_host(|x| plan.attempts(x)),
+            },
         };
         // With two hosts, what a request to host A makes: every attempt the policy allows.
         let mut per_down = match self.slow_attempt() {
@@ -1158,7 +1356,8 @@ impl Composed {
                 (requests, attempts, bytes)
             }
             Clients::Open { .. } | Clients::Fixed { .. } => {
-                let requests = self.requests();
+                // Calls: each request's sub-requests.
+                let requests = self.requests() * f64::from(self.fanout);
                 let per_ns = requests / duration.max(1.0);
                 let mut attempts = match self.dependency.outage {
                     Some(w) => {
@@ -1218,6 +1417,28 @@ impl Composed {
         if self.times_attempts() {
             bytes += self.in_flight(&plan).min(requests.max(1.0))
                 * EventQueue::<Event>::bytes_per_pending();
+        }
+        if let (Some(terms), Some(replicas)) = (&pool, self.dependency.replicas) {
+            // The replicas, their queues, and each attempt's timeout, pending for as long as
+            // the attempt may last.
+            let live = self.in_flight(&plan).min(requests.max(1.0));
+            let pending = if self.times_attempts() {
+                peak(self.busiest_calls_per_ns() * terms.attempts * terms.limit).min(attempts)
+            } else {
+                0.0
+            };
+            bytes += f64::from(replicas.count) * size_of::<Replica<Kind>>() as f64
+                + grown(live) * size_of::<Waiting<Kind>>() as f64
+                + pending * EventQueue::<Event>::bytes_per_pending();
+        }
+        if self.fanout > 1 {
+            // The requests whose sub-requests run, each slot's owner, and the requests' own
+            // figures.
+            let live = self.in_flight(&plan).min(requests.max(1.0));
+            let parents = live / f64::from(self.fanout) + 1.0;
+            bytes += Slots::<Parent>::bytes(parents, room_for(parents) as f64)
+                + grown(room_for(live) as f64) * size_of::<u32>() as f64
+                + Metrics::fixed_bytes() as f64;
         }
         bytes += Series::bytes(self.duration);
         if let Some(hedging) = strategy.hedging {
@@ -1634,6 +1855,41 @@ impl Composed {
 }
 
 /// Checks a limiter's parameters.
+fn validate_pool(pool: &Replicas) -> Result<(), SimError> {
+    const DAY: Duration = Duration::from_secs(86_400);
+    if pool.count == 0 || pool.count > 10_000 {
+        return Err(SimError::Invalid {
+            param: "dependency.replicas.count",
+            allowed: "between 1 and 10000",
+        });
+    }
+    if pool.concurrency == 0 || pool.concurrency > 10_000 {
+        return Err(SimError::Invalid {
+            param: "dependency.replicas.concurrency",
+            allowed: "between 1 and 10000",
+        });
+    }
+    if !(1e3..=1e9).contains(&pool.service.mean()) {
+        return Err(SimError::Invalid {
+            param: "dependency.replicas.service",
+            allowed: "a distribution whose mean is between 1 µs and 1 s",
+        });
+    }
+    if pool.pause > DAY {
+        return Err(SimError::Invalid {
+            param: "dependency.replicas.pause",
+            allowed: "at most a day",
+        });
+    }
+    if pool.pause_every < Duration::from_millis(1) || pool.pause_every > DAY {
+        return Err(SimError::Invalid {
+            param: "dependency.replicas.pause_every",
+            allowed: "at least 1ms and at most a day",
+        });
+    }
+    Ok(())
+}
+
 fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
     match limiter.kind {
         LimiterKind::Rate { rate, burst } => {
@@ -1688,17 +1944,21 @@ fn least_wait(limiter: &Limiter) -> Nanos {
 
 /// A lower bound on the mean round trip of `network`, in nanoseconds.
 fn mean_floor(network: &Network) -> f64 {
-    let one = |delay: &Delay| match *delay {
+    match network {
+        Network::RoundTrip(d) => delay_floor(d),
+        Network::OneWay(d) => 2.0 * delay_floor(d),
+    }
+}
+
+/// A lower bound on a delay's mean.
+fn delay_floor(delay: &Delay) -> f64 {
+    match *delay {
         Delay::Constant { nanos } => nanos as f64,
         // E|X| >= |E X| and, for a normal, E|X| >= E|X - mean| = sd * sqrt(2 / pi).
         Delay::AbsNormal { mean, sd } => {
             (mean as f64).max(sd as f64 * (2.0 / std::f64::consts::PI).sqrt())
         }
         Delay::Exponential { mean } => mean as f64,
-    };
-    match network {
-        Network::RoundTrip(d) => one(d),
-        Network::OneWay(d) => 2.0 * one(d),
     }
 }
 
@@ -1707,6 +1967,9 @@ const DESTINATION: &str = "dependency";
 
 /// What the world seed is mixed with for the inner layers' stream.
 const LAYER_STREAM: u64 = 0x6c61_7965_7273_2121;
+
+/// What the world seed is mixed with for a pool's streams, but for one open source's.
+const POOL_STREAM: u64 = 0x7265_706c_6963_6173;
 
 /// One run's state.
 struct Loop<'a> {
@@ -1759,6 +2022,52 @@ struct Loop<'a> {
     /// With two hosts: each host's counts, host A first, and the successes and the budget's
     /// refusals counted so far, to share out to the host of the next request that ends.
     hosts: Option<([HostCounts; 2], u64, u64)>,
+    /// The pool of replicas, if the dependency has one.
+    pool: Option<Pool>,
+    /// With a fan-out: the requests whose sub-requests run, and the requests' figures.
+    fan: Option<Fan>,
+    /// The successes counted when the latest request ended: a request that ends with more
+    /// succeeded.
+    successes_seen: u64,
+}
+
+/// The pool's state: its replicas and the generator of the service times.
+struct Pool {
+    replicas: Vec<Replica<Kind>>,
+    concurrency: u32,
+    service: Delay,
+    service_rng: SeededRng,
+    pause: Nanos,
+    pause_every: f64,
+}
+
+/// A request that fans out: when it started, how many of its sub-requests are still running,
+/// and whether one has failed.
+struct Parent {
+    started: Nanos,
+    running: u32,
+    failed: bool,
+}
+
+/// The fan-out's bookkeeping: [`Loop::fan`].
+struct Fan {
+    parents: Slots<Parent>,
+    /// The parent of each slot of the requests' table, by slot.
+    owner: Vec<u32>,
+    /// The requests, their successes and latencies.
+    metrics: Metrics,
+}
+
+/// What the estimate takes of a pool: [`Composed::pool_terms`].
+struct PoolTerms {
+    /// Attempts per call.
+    attempts: f64,
+    /// An attempt's time at a replica, at most `limit`.
+    sojourn: f64,
+    /// The time a paused replica's backlog holds calls, spread over the replicas.
+    backlog: f64,
+    /// The longest an attempt may take.
+    limit: f64,
 }
 
 /// One host's counts, while a run with two hosts goes.
@@ -1849,6 +2158,10 @@ impl<'a> Loop<'a> {
         };
         let mut sources: Vec<Source> = Vec::with_capacity(model.sources());
         let mut budget_each = false;
+        // The pool's service times and its replicas' pauses: after the tail's streams for one
+        // open source, from a stream of their own otherwise.
+        let mut pool_rngs: Option<SeededRng> = None;
+        let mut pool_world: Option<SeededRng> = None;
         if model.per_request() {
             // One stream for the arrivals, the network and the failures; each request forks
             // its budget (if there is one), its policy's and its spread's from the world.
@@ -1871,6 +2184,24 @@ impl<'a> Loop<'a> {
             });
         } else {
             match model.clients {
+                Clients::Open { sources: 1, .. } if model.dependency.replicas.is_some() => {
+                    // The tail's order: the arrivals, the routing, the service times, the
+                    // policies, the budget, then each replica's pauses.
+                    let gaps = world.fork();
+                    let server = Some(world.fork());
+                    pool_rngs = Some(world.fork());
+                    let policies = world.fork();
+                    let (budget, per_host) = budget_of(world.fork(), None)?;
+                    sources.push(Source {
+                        gaps,
+                        server,
+                        policies,
+                        budget,
+                        per_host,
+                        last_start: 0,
+                    });
+                    pool_world = Some(world);
+                }
                 Clients::Open { sources: 1, .. } => {
                     let gaps = world.fork();
                     let server = Some(world.fork());
@@ -1907,6 +2238,20 @@ impl<'a> Loop<'a> {
                 }
             }
         }
+        let pool = model.dependency.replicas.map(|r| {
+            let mut world = pool_world
+                .take()
+                .unwrap_or_else(|| SeededRng::new(seed ^ POOL_STREAM));
+            let service_rng = pool_rngs.take().unwrap_or_else(|| world.fork());
+            Pool {
+                replicas: (0..r.count).map(|_| Replica::new(world.fork())).collect(),
+                concurrency: r.concurrency,
+                service: r.service,
+                service_rng,
+                pause: nanos(r.pause),
+                pause_every: ns(r.pause_every),
+            }
+        });
         let settings = model.settings();
         let requests = model.requests().max(1.0);
         let room = match model.clients {
@@ -1978,6 +2323,13 @@ impl<'a> Loop<'a> {
                 .dependency
                 .two_hosts
                 .map(|_| ([HostCounts::default(); 2], 0, 0)),
+            pool,
+            fan: (model.fanout > 1).then(|| Fan {
+                parents: Slots::with_capacity(16),
+                owner: Vec::new(),
+                metrics: Metrics::new(nanos(model.window)),
+            }),
+            successes_seen: 0,
         };
         match model.clients {
             Clients::Fixed { count } => {
@@ -2011,6 +2363,17 @@ impl<'a> Loop<'a> {
         self.queue.push(at, Event::Arrival(c));
     }
 
+    /// Notes that the request in `slot` is a sub-request of `parent`, if it has one.
+    fn own(&mut self, slot: u32, parent: Option<u32>) {
+        if let (Some(fan), Some(parent)) = (self.fan.as_mut(), parent) {
+            let i = slot as usize;
+            if fan.owner.len() <= i {
+                fan.owner.resize(i + 1, 0);
+            }
+            fan.owner[i] = parent;
+        }
+    }
+
     /// When serial client `c`, whose request ended at `now`, starts its next one: a gap of
     /// `Exp(1 / rate)` after its last start, or at once if that has passed; `None` once no
     /// request starts any more.
@@ -2040,6 +2403,23 @@ impl<'a> Loop<'a> {
             (*successes, *refused) = (now_successes, now_refused);
         }
         self.requests.remove(slot);
+        if let Some(fan) = self.fan.as_mut() {
+            // The request succeeded if a success was counted since the latest one ended.
+            let succeeded = self.metrics.successes > self.successes_seen;
+            self.successes_seen = self.metrics.successes;
+            if let Some(&p) = fan.owner.get(slot as usize)
+                && let Some(parent) = fan.parents.get(p)
+            {
+                parent.running -= 1;
+                parent.failed |= !succeeded;
+                if parent.running == 0 {
+                    if !parent.failed {
+                        fan.metrics.success(now - parent.started);
+                    }
+                    fan.parents.remove(p);
+                }
+            }
+        }
         if matches!(self.model.clients, Clients::Serial { .. })
             && let Some(at) = self.next_start(c, now)
         {
@@ -2090,6 +2470,7 @@ impl<'a> Loop<'a> {
                     self.heard(slot, id, now, result)?;
                 }
                 Event::Timeout(slot, id) => self.heard(slot, id, now, Err(Failure::Timeout))?,
+                Event::Done(replica, slot, id, kind) => self.done(replica, slot, id, kind, now)?,
                 Event::Wake(slot) => self.wake(slot, now)?,
             }
         }
@@ -2115,6 +2496,22 @@ impl<'a> Loop<'a> {
         if !kept {
             return Ok(());
         }
+        let parent = self.fan.as_mut().map(|fan| {
+            fan.metrics.first_try();
+            fan.parents.insert(Parent {
+                started: now,
+                running: self.model.fanout,
+                failed: false,
+            })
+        });
+        for _ in 0..self.model.fanout {
+            self.start(c, now, parent)?;
+        }
+        Ok(())
+    }
+
+    /// A request of source `c` starts at `now`, a sub-request of `parent` if it has one.
+    fn start(&mut self, c: u32, now: Nanos, parent: Option<u32>) -> Result<(), SimError> {
         self.metrics.first_try();
         if let Some(series) = self.series.as_mut() {
             series.arrival(now);
@@ -2175,6 +2572,7 @@ impl<'a> Loop<'a> {
                     call,
                     flying: Vec::new(),
                     wake: Some(now),
+                    used: Vec::new(),
                 })),
                 source: c,
                 met: false,
@@ -2185,6 +2583,7 @@ impl<'a> Loop<'a> {
                 to_down,
                 answers,
             });
+            self.own(slot, parent);
             // The hedged request is asked what to do once the events queued for now are done.
             self.queue.push(now, Event::Wake(slot));
             return Ok(());
@@ -2216,6 +2615,7 @@ impl<'a> Loop<'a> {
             to_down,
             answers,
         });
+        self.own(slot, parent);
         self.send(slot, now)
     }
 
@@ -2312,6 +2712,13 @@ impl<'a> Loop<'a> {
             Network::RoundTrip(rtt) => {
                 let back = now.saturating_add(rtt.sample(self.answers(slot, c)));
                 let outcome = self.reach(slot, id, Some(c), now);
+                if self.pool.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
+                    if let Some(at) = timeout {
+                        self.queue.push(at, Event::Timeout(slot, id));
+                    }
+                    self.enter_pool(slot, id, c, now, back - now, outcome);
+                    return;
+                }
                 let answer = self.respond(slot, id, true, now, back, outcome);
                 // The timeout matters only if it comes before the answer (which wins a tie).
                 if let Some(at) = timeout.filter(|&at| answer.is_none_or(|a| at < a)) {
@@ -2460,10 +2867,15 @@ impl<'a> Loop<'a> {
         let live = self.awaiting(slot, id);
         let outcome = self.reach(slot, id, live, now);
         let Some(c) = live else {
-            // Nobody waits for the answer: only the work it takes the dependency is left.
+            // Nobody waits for the answer: only the work it takes the dependency is left (a
+            // pool drops it).
             self.respond(slot, id, false, now, now, outcome);
             return;
         };
+        if self.pool.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
+            self.enter_pool(slot, id, c, now, 0, outcome);
+            return;
+        }
         // Served work's answer travels back once it is done.
         if self.service.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
             self.respond(slot, id, true, now, now, outcome);
@@ -2519,6 +2931,94 @@ impl<'a> Loop<'a> {
             self.queue.push(back, Event::Answer(slot, id, kind, wait));
         }
         Some(back)
+    }
+
+    /// Attempt `id` of the request in `slot`, of source `c`, reaches the pool at `now`, to be
+    /// answered `outcome` once served and then `trip` later (a round trip's time back; 0 for a
+    /// one-way network, whose way back is drawn once it is served). It goes to a replica
+    /// picked at random (a hedge to one its request has not tried), with its service time
+    /// drawn now, and is served at once if the replica has room, queued otherwise.
+    fn enter_pool(
+        &mut self,
+        slot: u32,
+        id: Id,
+        c: usize,
+        now: Nanos,
+        trip: Nanos,
+        outcome: Outcome,
+    ) {
+        let (Some(pool), Some(request)) = (self.pool.as_mut(), self.requests.get(slot)) else {
+            return;
+        };
+        let n = pool.replicas.len();
+        let rng = self.sources[c].server();
+        let r = match &mut request.run {
+            Driven::Hedged(h) => {
+                let r = crate::pool::distinct(rng, n, &h.used);
+                h.used.push(r as u32);
+                h.used.sort_unstable();
+                r
+            }
+            Driven::Retried { .. } => crate::pool::any(rng, n),
+        };
+        request.set_trip(id, trip);
+        let work = pool.service.sample(&mut pool.service_rng);
+        let waiting = Waiting {
+            slot,
+            id,
+            work,
+            kind: outcome.split().0,
+        };
+        if pool.replicas[r].busy < pool.concurrency {
+            self.serve(r, waiting, now);
+        } else {
+            pool.replicas[r].waiting.push_back(waiting);
+        }
+    }
+
+    /// Replica `r` starts serving `w` at `now`.
+    fn serve(&mut self, r: usize, w: Waiting<Kind>, now: Nanos) {
+        let Some(pool) = self.pool.as_mut() else {
+            return;
+        };
+        let replica = &mut pool.replicas[r];
+        replica.busy += 1;
+        let done = replica.finish(now, w.work, pool.pause, pool.pause_every);
+        self.queue
+            .push(done, Event::Done(r as u32, w.slot, w.id, w.kind));
+    }
+
+    /// Replica `r` finished attempt `id` of the request in `slot` at `now`: it starts the next
+    /// attempt in its queue whose client still waits for it, dropping those that do not, and
+    /// the answer `kind` goes back to the client, if it still waits.
+    fn done(&mut self, r: u32, slot: u32, id: Id, kind: Kind, now: Nanos) -> Result<(), SimError> {
+        let r = r as usize;
+        if let Some(pool) = self.pool.as_mut() {
+            pool.replicas[r].busy -= 1;
+            while let Some(w) = pool.replicas[r].waiting.pop_front() {
+                if self.requests.get(w.slot).is_some_and(|q| q.awaits(w.id)) {
+                    self.serve(r, w, now);
+                    break;
+                }
+            }
+        }
+        let Some(c) = self.awaiting(slot, id) else {
+            return Ok(());
+        };
+        let back = match self.model.network {
+            Network::OneWay(delay) => now.saturating_add(delay.sample(self.answers(slot, c))),
+            Network::RoundTrip(_) => match self.requests.get(slot) {
+                Some(request) => now.saturating_add(request.trip(id)),
+                None => return Ok(()),
+            },
+        };
+        if back == now {
+            // Nothing to travel: the client hears it now.
+            let result = self.result_of(Outcome::join(kind, 0));
+            return self.heard(slot, id, now, result);
+        }
+        self.queue.push(back, Event::Answer(slot, id, kind, 0));
+        Ok(())
     }
 
     /// Attempt `id` of the request in `slot` leaves the concurrency limiter or the service at
@@ -2798,6 +3298,25 @@ impl<'a> Loop<'a> {
             });
             row.host_a = Some(counts[0].figures());
             row.host_b = Some(counts[1].figures());
+        }
+        let p999 = |m: &Metrics| {
+            (!m.latency_us.is_empty())
+                .then(|| m.latency_us.value_at_quantile(0.999) as f64 / 1_000.0)
+        };
+        if self.pool.is_some() {
+            row.p999_ms = Some(p999(&self.metrics));
+        }
+        if let Some(mut fan) = self.fan {
+            // Success and latency are the requests'; the load and the attempts the
+            // sub-requests'.
+            let whole = fan.metrics.row(
+                self.strategy.name(),
+                self.strategy.budget.map(|b| b.to_string()),
+            );
+            row.success_rate = whole.success_rate;
+            row.p50_ms = whole.p50_ms;
+            row.p99_ms = whole.p99_ms;
+            row.p999_ms = Some(p999(&fan.metrics));
         }
         row
     }

@@ -19,12 +19,12 @@
 //! - **W4**, [`workload::spike`]: Brooker's 2023 simple collapse simulation
 //!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
 //!
-//! Eight of the workloads (open-loop, serial, outage, throttle, herd, spike, ramp and
-//! partition) are compositions of the parts of [`compose`]: clients, a load over time, a
-//! network and a dependency (with a second host behind its name, if asked) chosen each on its
-//! own and run in one event loop, which scenario files also drive with any mix of those parts.
-//! Contention keeps its winner tree, and tail keeps a loop of its own for the server the
-//! composed model does not have yet (a pool of replicas that pause).
+//! Nine of the workloads (open-loop, serial, outage, throttle, herd, spike, ramp, partition
+//! and tail) are compositions of the parts of [`compose`]: clients, a load over time, a
+//! network and a dependency (with a second host behind its name, or a pool of replicas, if
+//! asked) chosen each on its own and run in one event loop, which scenario files also drive
+//! with any mix of those parts. Contention, whose clients all race for one row, keeps its
+//! winner tree: a loop of its own, many times faster than the event queue for that race.
 //!
 //! [`scoreboard::Claim`] lists each published claim, how the board reads its words and its
 //! check; a *world seed* is the one number every generator of a run derives from.
@@ -44,6 +44,7 @@ pub mod dist;
 pub mod error;
 pub mod estimate;
 pub mod metrics;
+mod pool;
 pub mod queue;
 pub mod scoreboard;
 pub mod strategy;

@@ -8,8 +8,8 @@ use stagger_core::{AnyConfig, PolicyKind};
 use stagger_sim::SimError;
 use stagger_sim::Strategy;
 use stagger_sim::compose::{
-    BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Service,
-    TwoHosts, Window,
+    BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Replicas,
+    Service, TwoHosts, Window,
 };
 use stagger_sim::dist::Delay;
 use stagger_sim::workload::throttle::RetryAfterForm;
@@ -70,6 +70,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                     limiter: None,
                     service: None,
                     two_hosts: None,
+                    replicas: None,
                 },
                 ..base(serial)
             },
@@ -102,6 +103,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                     }),
                     service: None,
                     two_hosts: None,
+                    replicas: None,
                 },
                 deadline: Some(Duration::from_secs(10)),
                 gate: true,
@@ -144,7 +146,49 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                 ..base(fleet)
             },
         ),
+        (
+            "serial clients to paused replicas behind a rate limiter, one way, timed",
+            Composed {
+                network: one_way,
+                dependency: Dependency {
+                    limiter: limiter(LimiterKind::Rate {
+                        rate: 60.0,
+                        burst: 5,
+                    }),
+                    replicas: pool(4, 2, 500),
+                    ..base(serial).dependency
+                },
+                deadline: Some(Duration::from_secs(2)),
+                attempt_timeout: Some(Duration::from_millis(100)),
+                ..base(serial)
+            },
+        ),
+        (
+            "open sources fanning out to paused replicas through an outage",
+            Composed {
+                dependency: Dependency {
+                    outage: window(5, 5, None),
+                    replicas: pool(10, 4, 1_000),
+                    ..base(open).dependency
+                },
+                fanout: 3,
+                deadline: Some(Duration::from_secs(3)),
+                ..base(open)
+            },
+        ),
     ]
+}
+
+/// A pool of `count` replicas serving `concurrency` attempts each, `Exp(mean 10 ms)` apiece,
+/// that pause for `pause_ms` about every 5 s.
+fn pool(count: u32, concurrency: u32, pause_ms: u64) -> Option<Replicas> {
+    Some(Replicas {
+        count,
+        concurrency,
+        service: Delay::Exponential { mean: 10_000_000 },
+        pause: Duration::from_millis(pause_ms),
+        pause_every: Duration::from_secs(5),
+    })
 }
 
 fn two_hosts(share_down: f64, budget_per_host: bool) -> Option<TwoHosts> {
@@ -470,6 +514,7 @@ fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
         }),
         service: None,
         two_hosts: None,
+        replicas: None,
     };
     let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
     let row = served.run(&s, 1).unwrap();
@@ -760,4 +805,88 @@ fn two_hosts_compose_with_any_part_and_every_strategy_meets_the_same_requests() 
             }
         }
     }
+}
+
+#[test]
+fn a_pool_takes_a_spike_and_hedges_and_its_pauses_make_the_tail() {
+    let open = Clients::Open {
+        sources: 1,
+        rate: 800.0,
+    };
+    let paused = Composed {
+        network: Network::RoundTrip(Delay::Constant { nanos: 0 }),
+        dependency: Dependency {
+            replicas: pool(4, 4, 1_000),
+            ..Dependency::HEALTHY
+        },
+        load: Load::Spike {
+            factor: 1.5,
+            at: Duration::from_secs(5),
+            lasts: Duration::from_secs(2),
+        },
+        deadline: Some(Duration::from_secs(2)),
+        ..base(open)
+    };
+    let steady = Composed {
+        dependency: Dependency {
+            replicas: pool(4, 4, 0),
+            ..paused.dependency
+        },
+        ..paused
+    };
+    let once = Strategy::policy(AnyConfig::from(PolicyKind::NoRetry));
+    let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
+        stagger_core::engine::Hedging::fixed(Duration::from_millis(50), 2),
+    ));
+    let body = steady.run(&once, 1).unwrap();
+    let tail = paused.run(&once, 1).unwrap();
+    let cut = paused.run(&hedged, 1).unwrap();
+    // Without pauses the pool at half its capacity (a spike to three quarters) serves
+    // everything at about its service time; pauses make a tail of hundreds of milliseconds.
+    assert_eq!((body.success_rate, body.load), (1.0, 1.0));
+    assert!(body.p999_ms.flatten().unwrap() < 150.0, "{body:?}");
+    assert!(tail.p999_ms.flatten().unwrap() > 300.0, "{tail:?}");
+    // A hedge after 50 ms goes to another replica and cuts the tail, for a few extra attempts.
+    assert!(
+        cut.p999_ms.flatten().unwrap() < tail.p999_ms.flatten().unwrap() / 2.0,
+        "{cut:?} {tail:?}"
+    );
+    assert!(cut.load > 1.0 && cut.load < 1.2, "{cut:?}");
+    assert_eq!(cut, paused.run(&hedged, 1).unwrap());
+}
+
+#[test]
+fn serial_clients_need_an_attempt_that_takes_time_which_a_pool_gives_without_a_network() {
+    let serial = Clients::Serial {
+        clients: 5,
+        rate: 20.0,
+    };
+    let instant = Composed {
+        network: Network::RoundTrip(Delay::Constant { nanos: 0 }),
+        ..base(serial)
+    };
+    // Without a network or a server an attempt takes no time: a serial client's attempts would
+    // have no bound.
+    assert!(matches!(
+        instant.validate(),
+        Err(SimError::Invalid { param: "rtt", .. })
+    ));
+    // A pool's service is the time an attempt takes.
+    let pooled = Composed {
+        dependency: Dependency {
+            replicas: pool(2, 2, 0),
+            ..Dependency::HEALTHY
+        },
+        ..instant
+    };
+    pooled.validate().unwrap();
+    let row = pooled
+        .run(&Strategy::policy(AnyConfig::from(PolicyKind::NoRetry)), 1)
+        .unwrap();
+    assert_eq!(row.success_rate, 1.0);
+    // Five clients paced at 20 a second for the run, each request a service of Exp(10 ms).
+    let paced = 5.0 * 20.0 * pooled.duration.as_secs_f64();
+    let requests = row.first_tries as f64;
+    assert!(requests > 0.8 * paced && requests <= paced + 5.0, "{row:?}");
+    assert!(row.p50_ms.unwrap() > 3.0, "{row:?}");
 }

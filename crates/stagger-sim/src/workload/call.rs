@@ -246,11 +246,6 @@ impl HedgedCall {
         }
     }
 
-    /// Whether attempt `number` is in flight.
-    pub(crate) fn is_in_flight(&self, number: u32) -> bool {
-        self.hedged.is_in_flight(number)
-    }
-
     /// Attempt `number` answered at `now` with `result`: whether the request is over (a
     /// success or a give-up, recorded).
     pub(crate) fn answered(
