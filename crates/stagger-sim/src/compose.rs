@@ -146,6 +146,12 @@ pub enum Clients {
 }
 
 impl Clients {
+    /// One open source of `rate` requests a second, as most canonical workloads have.
+    #[must_use]
+    pub const fn one_source(rate: f64) -> Self {
+        Self::Open { sources: 1, rate }
+    }
+
     /// The sources or clients.
     #[must_use]
     pub const fn count(self) -> u64 {
@@ -324,6 +330,35 @@ pub struct Replicas {
 }
 
 impl Replicas {
+    /// The most replicas in a pool.
+    pub const MAX_COUNT: u32 = 10_000;
+    /// The most attempts a replica serves at once.
+    pub const MAX_CONCURRENCY: u32 = 10_000;
+
+    /// Checks the pool's parameters; `names` are those of its count, concurrency, service,
+    /// pause and `pause_every`, as the caller's user knows them.
+    pub(crate) fn validate_as(&self, names: [&'static str; 5]) -> Result<(), SimError> {
+        const DAY: Duration = Duration::from_secs(86_400);
+        let [count, concurrency, service, pause, pause_every] = names;
+        let refuse = |param, allowed| Err(SimError::Invalid { param, allowed });
+        if self.count == 0 || self.count > Self::MAX_COUNT {
+            return refuse(count, "between 1 and 10000");
+        }
+        if self.concurrency == 0 || self.concurrency > Self::MAX_CONCURRENCY {
+            return refuse(concurrency, "between 1 and 10000");
+        }
+        if !(1e3..=1e9).contains(&self.service.mean()) {
+            return refuse(service, "a distribution whose mean is between 1 µs and 1 s");
+        }
+        if self.pause > DAY {
+            return refuse(pause, "at most a day");
+        }
+        if self.pause_every < Duration::from_millis(1) || self.pause_every > DAY {
+            return refuse(pause_every, "at least 1ms and at most a day");
+        }
+        Ok(())
+    }
+
     /// Attempts the pool serves a second when every slot is busy and no replica pauses.
     #[must_use]
     pub fn capacity_per_second(&self) -> f64 {
@@ -537,6 +572,27 @@ struct Source {
     per_host: Option<Rc<Partitioned<AnyBudget>>>,
     /// Serial: when its latest request started (or was due to).
     last_start: Nanos,
+}
+
+/// A source's budget, and with two hosts and a budget per host its budgets, one per host.
+type Budgets = (Rc<dyn Budget>, Option<Rc<Partitioned<AnyBudget>>>);
+
+impl Source {
+    fn new(
+        gaps: SeededRng,
+        server: Option<SeededRng>,
+        policies: SeededRng,
+        (budget, per_host): Budgets,
+    ) -> Self {
+        Self {
+            gaps,
+            server,
+            policies,
+            budget,
+            per_host,
+            last_start: 0,
+        }
+    }
 }
 
 /// A request in flight: its engine run, its source, whether its first attempt met the
@@ -1854,40 +1910,15 @@ impl Composed {
     }
 }
 
-/// Checks a limiter's parameters.
+/// Checks a pool's parameters, under the names the file's keys give them.
 fn validate_pool(pool: &Replicas) -> Result<(), SimError> {
-    const DAY: Duration = Duration::from_secs(86_400);
-    if pool.count == 0 || pool.count > 10_000 {
-        return Err(SimError::Invalid {
-            param: "dependency.replicas.count",
-            allowed: "between 1 and 10000",
-        });
-    }
-    if pool.concurrency == 0 || pool.concurrency > 10_000 {
-        return Err(SimError::Invalid {
-            param: "dependency.replicas.concurrency",
-            allowed: "between 1 and 10000",
-        });
-    }
-    if !(1e3..=1e9).contains(&pool.service.mean()) {
-        return Err(SimError::Invalid {
-            param: "dependency.replicas.service",
-            allowed: "a distribution whose mean is between 1 µs and 1 s",
-        });
-    }
-    if pool.pause > DAY {
-        return Err(SimError::Invalid {
-            param: "dependency.replicas.pause",
-            allowed: "at most a day",
-        });
-    }
-    if pool.pause_every < Duration::from_millis(1) || pool.pause_every > DAY {
-        return Err(SimError::Invalid {
-            param: "dependency.replicas.pause_every",
-            allowed: "at least 1ms and at most a day",
-        });
-    }
-    Ok(())
+    pool.validate_as([
+        "dependency.replicas.count",
+        "dependency.replicas.concurrency",
+        "dependency.replicas.service",
+        "dependency.replicas.pause",
+        "dependency.replicas.pause_every",
+    ])
 }
 
 fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
@@ -2139,7 +2170,6 @@ impl<'a> Loop<'a> {
             .two_hosts
             .is_some_and(|h| h.budget_per_host);
         // A source's budget, and with a budget per host its set of them.
-        type Budgets = (Rc<dyn Budget>, Option<Rc<Partitioned<AnyBudget>>>);
         let budget_of = |rng: SeededRng, first: Option<&Source>| -> Result<Budgets, SimError> {
             Ok(match (&unlimited, first, model.budget_scope) {
                 (Some(none), _, _) => (none.clone(), None),
@@ -2166,7 +2196,7 @@ impl<'a> Loop<'a> {
             // One stream for the arrivals, the network and the failures; each request forks
             // its budget (if there is one), its policy's and its spread's from the world.
             let gaps = world.fork();
-            let (budget, per_host) = match (&unlimited, model.budget_scope) {
+            let budgets = match (&unlimited, model.budget_scope) {
                 (None, BudgetScope::Shared) => budget_of(world.fork(), None)?,
                 (Some(none), _) => (none.clone(), None),
                 (None, _) => {
@@ -2174,14 +2204,7 @@ impl<'a> Loop<'a> {
                     (none_budget(), None)
                 }
             };
-            sources.push(Source {
-                gaps,
-                server: None,
-                policies: world,
-                budget,
-                per_host,
-                last_start: 0,
-            });
+            sources.push(Source::new(gaps, None, world, budgets));
         } else {
             match model.clients {
                 Clients::Open { sources: 1, .. } if model.dependency.replicas.is_some() => {
@@ -2191,29 +2214,15 @@ impl<'a> Loop<'a> {
                     let server = Some(world.fork());
                     pool_rngs = Some(world.fork());
                     let policies = world.fork();
-                    let (budget, per_host) = budget_of(world.fork(), None)?;
-                    sources.push(Source {
-                        gaps,
-                        server,
-                        policies,
-                        budget,
-                        per_host,
-                        last_start: 0,
-                    });
+                    let budgets = budget_of(world.fork(), None)?;
+                    sources.push(Source::new(gaps, server, policies, budgets));
                     pool_world = Some(world);
                 }
                 Clients::Open { sources: 1, .. } => {
                     let gaps = world.fork();
                     let server = Some(world.fork());
-                    let (budget, per_host) = budget_of(world.fork(), None)?;
-                    sources.push(Source {
-                        gaps,
-                        server,
-                        policies: world,
-                        budget,
-                        per_host,
-                        last_start: 0,
-                    });
+                    let budgets = budget_of(world.fork(), None)?;
+                    sources.push(Source::new(gaps, server, world, budgets));
                 }
                 clients => {
                     let open = matches!(clients, Clients::Open { .. });
@@ -2224,16 +2233,9 @@ impl<'a> Loop<'a> {
                         let first = open.then(|| world.fork());
                         let server = Some(world.fork());
                         let policies = world.fork();
-                        let (budget, per_host) = budget_of(world.fork(), sources.first())?;
+                        let budgets = budget_of(world.fork(), sources.first())?;
                         let gaps = first.unwrap_or_else(|| world.fork());
-                        sources.push(Source {
-                            gaps,
-                            server,
-                            policies,
-                            budget,
-                            per_host,
-                            last_start: 0,
-                        });
+                        sources.push(Source::new(gaps, server, policies, budgets));
                     }
                 }
             }

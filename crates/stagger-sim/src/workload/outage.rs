@@ -175,10 +175,7 @@ impl Outage {
     /// the deadline.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        let clients = Clients::Open {
-            sources: 1,
-            rate: self.rate,
-        };
+        let clients = Clients::one_source(self.rate);
         let mut model = Composed::new(clients, self.duration, Network::OneWay(self.network));
         model.dependency.outage = Some(Window {
             at: self.down_at,

@@ -153,10 +153,7 @@ impl Partition {
     /// hosts behind the dependency, host B failing at the failure rate.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        let clients = Clients::Open {
-            sources: 1,
-            rate: self.rate,
-        };
+        let clients = Clients::one_source(self.rate);
         let mut model = Composed::new(clients, self.duration, Network::OneWay(self.network));
         model.dependency = Dependency {
             failure_rate: self.failure_rate,

@@ -291,7 +291,7 @@ fn composed(
     window: Duration,
 ) -> Composed {
     let mut model = Composed::new(
-        Clients::Open { sources: 1, rate },
+        Clients::one_source(rate),
         duration,
         Network::OneWay(server.network),
     );

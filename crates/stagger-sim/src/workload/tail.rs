@@ -135,9 +135,9 @@ impl Default for Tail {
 
 impl Tail {
     /// The most replicas.
-    pub const MAX_REPLICAS: u32 = 10_000;
+    pub const MAX_REPLICAS: u32 = Replicas::MAX_COUNT;
     /// The most requests a replica serves at once.
-    pub const MAX_CONCURRENCY: u32 = 10_000;
+    pub const MAX_CONCURRENCY: u32 = Replicas::MAX_CONCURRENCY;
     /// The most requests a run may expect (arrival rate x `duration`).
     pub const MAX_REQUESTS: f64 = 1e7;
     /// The most events a run may process; past it the run stops with [`SimError::TooLarge`].
@@ -171,25 +171,28 @@ impl Tail {
             .map_or(0.0, |r| ns(r.pause) / (ns(r.pause_every) + ns(r.pause)))
     }
 
+    /// The pool of replicas.
+    fn pool(&self) -> Replicas {
+        Replicas {
+            count: self.replicas,
+            concurrency: self.concurrency,
+            service: self.service,
+            pause: self.pause,
+            pause_every: self.pause_every,
+        }
+    }
+
     /// The composition this workload runs: one open source of requests (each fanning out to
     /// `fanout` sub-requests), no network, and the pool of replicas behind the dependency;
     /// every request with the deadline and the attempt timeout.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        let clients = Clients::Open {
-            sources: 1,
-            rate: self.requests_per_second() / f64::from(self.fanout.max(1)),
-        };
+        let clients =
+            Clients::one_source(self.requests_per_second() / f64::from(self.fanout.max(1)));
         let network = Network::RoundTrip(Delay::Constant { nanos: 0 });
         let mut model = Composed::new(clients, self.duration, network);
         model.dependency = Dependency {
-            replicas: Some(Replicas {
-                count: self.replicas,
-                concurrency: self.concurrency,
-                service: self.service,
-                pause: self.pause,
-                pause_every: self.pause_every,
-            }),
+            replicas: Some(self.pool()),
             ..Dependency::HEALTHY
         };
         model.deadline = Some(self.timeout);
@@ -231,43 +234,14 @@ impl Workload for Tail {
 
     fn validate(&self) -> Result<(), SimError> {
         const DAY: Duration = Duration::from_secs(86_400);
-        if self.replicas == 0 || self.replicas > Self::MAX_REPLICAS {
-            return Err(SimError::Invalid {
-                param: "replicas",
-                allowed: "between 1 and 10000",
-            });
-        }
-        if self.concurrency == 0 || self.concurrency > Self::MAX_CONCURRENCY {
-            return Err(SimError::Invalid {
-                param: "concurrency",
-                allowed: "between 1 and 10000",
-            });
-        }
-        let mean = self.service.mean();
-        if !(1e3..=1e9).contains(&mean) {
-            return Err(SimError::Invalid {
-                param: "service",
-                allowed: "a distribution whose mean is between 1 µs and 1 s",
-            });
-        }
         if !(self.load.is_finite() && self.load > 0.0 && self.load < 1.0) {
             return Err(SimError::Invalid {
                 param: "load",
                 allowed: "a share of the pool's capacity in (0, 1)",
             });
         }
-        if self.pause > DAY {
-            return Err(SimError::Invalid {
-                param: "pause",
-                allowed: "at most a day",
-            });
-        }
-        if self.pause_every < Duration::from_millis(1) || self.pause_every > DAY {
-            return Err(SimError::Invalid {
-                param: "pause_every",
-                allowed: "at least 1ms and at most a day",
-            });
-        }
+        self.pool()
+            .validate_as(["replicas", "concurrency", "service", "pause", "pause_every"])?;
         check_duration(self.duration)?;
         if self.timeout.is_zero() || self.timeout > DAY {
             return Err(SimError::Invalid {

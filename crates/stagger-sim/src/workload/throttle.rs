@@ -254,7 +254,7 @@ impl Throttle {
             },
         };
         let clients = match self.rate {
-            Some(rate) => Clients::Open { sources: 1, rate },
+            Some(rate) => Clients::one_source(rate),
             None => Clients::Fixed {
                 count: self.clients,
             },
