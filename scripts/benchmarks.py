@@ -409,6 +409,16 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
         w(f"  One `Instant::now()` costs {read:.1f} ns here, and an attempt with a deadline needs two reads")
         w(f"  (its start, for the exact time left, and its end): {2 * read:.1f} ns of clock alone, which")
         w("  bounds what any executor with a deadline can cost; backon reads no clock in this loop.")
+    tsc = next((v for k, v in clock.items() if k.startswith("one QuantaClock read")), None)
+    for mode in ("blocking", "async"):
+        ours_q = clock.get(f"{mode}, QuantaClock and a deadline")
+        backon = clock.get(f"{mode}, backon")
+        if ours_q and backon and tsc:
+            r = ours_q / backon
+            w(f"- {mode.capitalize()}, `QuantaClock` (the `quanta` feature: the CPU's time-stamp counter)"
+              f" and a deadline: {ours_q:.1f} against backon's {backon:.1f} ns ({r:.1f}x,"
+              f" {'within' if r <= 3 else 'beyond'} 3x). One read costs {tsc:.1f} ns, so the two reads"
+              f" alone are {2 * tsc:.1f} ns.")
     if counts:
         w("- Instructions per run of 8 attempts (callgrind, stopped clock): async loop stagger "
           f"{counts['async loop: stagger']:.0f}, backon {counts['async loop: backon']:.0f}, tower "

@@ -1,7 +1,8 @@
 //! What the real clock costs an attempt, measured outside the bench harness: the executor
 //! bench's run (a constant 1 ms delay, 7 failures then a success, a no-op sleeper) timed in a
 //! plain loop of many runs, for stagger with a stopped clock, with `MonotonicClock`, and with
-//! `MonotonicClock` and a deadline, beside backon's loop and one `Instant::now()`. Trials are
+//! `MonotonicClock` and a deadline, and with the TSC-based `QuantaClock` and a deadline,
+//! beside backon's loop, one `Instant::now()` and one `QuantaClock` read. Trials are
 //! interleaved and the median of each is printed, in ns per attempt.
 //!
 //! `cargo run --release -p stagger-bench --example clock_reads`
@@ -14,6 +15,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use backon::{BlockingRetryable as _, Retryable as _};
+use stagger::clock::QuantaClock;
 use stagger::policy::Constant;
 use stagger::{Clock, Failure, MonotonicClock, Timestamp};
 use stagger_bench::block_on;
@@ -136,6 +138,10 @@ fn main() {
             "blocking, MonotonicClock and a deadline",
             Box::new(|| blocking(MonotonicClock::new(), true)),
         ),
+        (
+            "blocking, QuantaClock and a deadline",
+            Box::new(|| blocking(QuantaClock::new(), true)),
+        ),
         ("blocking, backon", Box::new(backon_blocking)),
         (
             "async, stopped clock",
@@ -149,7 +155,21 @@ fn main() {
             "async, MonotonicClock and a deadline",
             Box::new(|| asynchronous(MonotonicClock::new(), true)),
         ),
+        (
+            "async, QuantaClock and a deadline",
+            Box::new(|| asynchronous(QuantaClock::new(), true)),
+        ),
         ("async, backon", Box::new(backon_async)),
+        (
+            "one QuantaClock read (per read, not per attempt)",
+            Box::new(|| {
+                let clock = QuantaClock::starting_now();
+                for _ in 0..ATTEMPTS {
+                    black_box(clock.now());
+                }
+                ATTEMPTS
+            }),
+        ),
         (
             "one Instant::now() (per read, not per attempt)",
             Box::new(|| {

@@ -19,6 +19,12 @@ pub(crate) struct Window<const N: usize> {
     totals: [u64; N],
     /// The epoch (slot number since the origin) of the latest slot; `None` before any call.
     latest: Option<u64>,
+    /// The latest slot's index in `slots`.
+    index: usize,
+    /// Where the latest slot ends, in nanoseconds since the origin (0 before any call): a
+    /// `now` before it falls in the latest slot (or, earlier, is a late call, counted there),
+    /// so the common call needs no division.
+    end_ns: u64,
 }
 
 impl<const N: usize> Window<N> {
@@ -30,6 +36,8 @@ impl<const N: usize> Window<N> {
             slots: vec![[0; N]; slots.max(1)],
             totals: [0; N],
             latest: None,
+            index: 0,
+            end_ns: 0,
         }
     }
 
@@ -37,10 +45,19 @@ impl<const N: usize> Window<N> {
     /// current slot.
     #[inline]
     fn advance(&mut self, now: Timestamp) -> usize {
+        if nanos(now) < self.end_ns {
+            return self.index;
+        }
+        self.advance_slot(now)
+    }
+
+    /// [`Window::advance`] to a later slot than the latest (or the first).
+    #[cold]
+    fn advance_slot(&mut self, now: Timestamp) -> usize {
         let epoch = self.epoch(now);
         let len = self.slots.len() as u64;
         match self.latest {
-            Some(latest) if epoch <= latest => return (latest % len) as usize,
+            Some(latest) if epoch <= latest => return self.index,
             Some(latest) if epoch - latest < len => {
                 for e in latest + 1..=epoch {
                     self.expire((e % len) as usize);
@@ -52,7 +69,11 @@ impl<const N: usize> Window<N> {
             }
         }
         self.latest = Some(epoch);
-        (epoch % len) as usize
+        self.index = (epoch % len) as usize;
+        self.end_ns = epoch
+            .saturating_mul(self.slot_ns)
+            .saturating_add(self.slot_ns);
+        self.index
     }
 
     fn expire(&mut self, index: usize) {
@@ -96,16 +117,10 @@ impl<const N: usize> Window<N> {
         }
     }
 
-    /// The slot number of `t` since the origin. The nanoseconds saturate at `u64::MAX`
-    /// (about 584 years), computed in `u64` rather than through the `u128` of
-    /// [`Duration::as_nanos`].
+    /// The slot number of `t` since the origin ([`nanos`] over the slot).
     #[inline]
     fn epoch(&self, t: Timestamp) -> u64 {
-        let d = t.since_origin();
-        d.as_secs()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(u64::from(d.subsec_nanos()))
-            / self.slot_ns
+        nanos(t) / self.slot_ns
     }
 
     /// The sums of every counter over the window ending at `now`.
@@ -120,14 +135,24 @@ impl<const N: usize> Window<N> {
     /// working out its slot again. Before any call, nothing is added.
     #[inline]
     pub(crate) fn add_latest(&mut self, index: usize, amount: u64) {
-        let Some(latest) = self.latest else {
+        if self.latest.is_none() {
             return;
-        };
-        let slot = (latest % self.slots.len() as u64) as usize;
+        }
+        let slot = self.index;
         let added = amount.min(u64::MAX - self.totals[index]);
         self.slots[slot][index] += added;
         self.totals[index] += added;
     }
+}
+
+/// `t`'s nanoseconds since the origin, saturating at `u64::MAX` (about 584 years), computed in
+/// `u64` rather than through the `u128` of [`Duration::as_nanos`].
+#[inline]
+fn nanos(t: Timestamp) -> u64 {
+    let d = t.since_origin();
+    d.as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(d.subsec_nanos()))
 }
 
 #[cfg(test)]

@@ -1,0 +1,65 @@
+//! `QuantaClock` (the `quanta` feature) as the clock of a real blocking retry with a deadline:
+//! its time agrees with the operating system's monotonic clock, and the deadline it measures
+//! stops the run when the operating system's clock says it should.
+
+#![cfg(feature = "quanta")]
+
+use std::time::Duration;
+
+use stagger::Failure;
+use stagger::blocking;
+use stagger::clock::{Clock, MonotonicClock, QuantaClock};
+use stagger::engine::StopReason;
+use stagger::policy::Constant;
+
+#[test]
+fn quanta_time_agrees_with_the_monotonic_clock_over_real_waits() {
+    let tsc = QuantaClock::starting_now();
+    let os = MonotonicClock::starting_now();
+    let mut last = tsc.now();
+    for _ in 0..5 {
+        #[allow(clippy::disallowed_methods)] // A real wait is what is measured.
+        std::thread::sleep(Duration::from_millis(20));
+        let (t, o) = (tsc.now(), os.now());
+        assert!(t >= last, "time went backwards: {last:?} then {t:?}");
+        last = t;
+        let (t, o) = (t.since_origin(), o.since_origin());
+        // Both started together; 5 ms is a generous bound for two clocks read back to back
+        // on a shared machine.
+        assert!(
+            t.abs_diff(o) < Duration::from_millis(5),
+            "quanta {t:?}, os {o:?}"
+        );
+    }
+}
+
+#[test]
+fn a_deadline_on_quanta_time_ends_a_real_blocking_run_on_time() {
+    let os = MonotonicClock::starting_now();
+    #[allow(clippy::disallowed_methods)] // The executor's real sleep, as users run it.
+    let outcome = blocking::retry(
+        Constant::new()
+            .with_base(Duration::from_millis(10))
+            .with_max_attempts(1_000),
+        |_| Err::<(), _>(Failure::Retryable),
+    )
+    .classify(|f: &Failure| *f)
+    .clock(QuantaClock::new())
+    .timeout(Duration::from_millis(100))
+    .call();
+    let elapsed = os.now().since_origin();
+    let error = outcome.unwrap_err();
+    // The run stops when the next 10 ms wait would outlast what is left of the 100 ms, as the
+    // quanta clock measured it; the operating system's clock agrees that about 90 ms or more
+    // have passed, and no more than the deadline and a wait (with room for a slow machine).
+    match error.reason() {
+        StopReason::WaitExceedsDeadline { wait, remaining } => {
+            assert_eq!(wait, Duration::from_millis(10));
+            assert!(remaining < wait, "{remaining:?}");
+        }
+        other => assert_eq!(other, StopReason::Deadline),
+    }
+    assert!(elapsed >= Duration::from_millis(80), "{elapsed:?}");
+    assert!(elapsed < Duration::from_millis(300), "{elapsed:?}");
+    assert!(error.summary().attempts >= 5, "{:?}", error.summary());
+}
