@@ -3,8 +3,9 @@
 //!
 //! tower's `TpsBudget` is Finagle's ratio budget and reads the clock itself on every call;
 //! stagger's budgets take `now` from the engine, which has already read it for the attempt. So
-//! stagger is measured twice: with `now` fixed (what the budget itself costs) and with a clock
-//! read per operation (`MonotonicClock`, what a caller without a `now` at hand pays).
+//! stagger is measured three times: with `now` fixed (what the budget itself costs), with a
+//! clock read per call (`MonotonicClock`, what a caller without a `now` at hand pays), and with
+//! the TSC-based `QuantaClock` of the `quanta` feature read per call.
 //!
 //! Run with `cargo bench -p stagger-bench --bench budget`.
 
@@ -16,6 +17,7 @@ use stagger::budget::{
     Breaker, BreakerBudget, Budget, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget,
     SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
+use stagger::clock::QuantaClock;
 use stagger::{Clock, Failure, MonotonicClock, Timestamp};
 use tower::retry::budget::{Budget as _, TpsBudget};
 
@@ -48,6 +50,17 @@ fn stagger_finagle(bencher: Bencher) {
 fn stagger_finagle_with_clock(bencher: Bencher) {
     let budget = finagle();
     let clock = MonotonicClock::starting_now();
+    bencher.bench(|| {
+        budget.admit(clock.now());
+        divan::black_box(budget.try_retry(clock.now(), &Failure::Retryable))
+    });
+}
+
+/// stagger's `finagle` ratio budget, reading the TSC-based `QuantaClock` for every call.
+#[divan::bench(threads = [1, 2])]
+fn stagger_finagle_with_quanta_clock(bencher: Bencher) {
+    let budget = finagle();
+    let clock = QuantaClock::starting_now();
     bencher.bench(|| {
         budget.admit(clock.now());
         divan::black_box(budget.try_retry(clock.now(), &Failure::Retryable))
