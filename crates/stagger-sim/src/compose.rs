@@ -473,10 +473,11 @@ pub struct Composed {
     pub drain: Option<Duration>,
     /// The sub-requests each request fans out to, 1 to [`Composed::MAX_FANOUT`]: each is a
     /// run of the strategy of its own, and the request succeeds when all of them have, as
-    /// slow as the slowest. The success rate and the latencies are then the requests'; the
-    /// load, the first tries, the attempts, the successes and the give-ups are the
-    /// sub-requests'. With a fan-out, open sources' rates are of requests (serial clients
-    /// refuse a fan-out).
+    /// slow as the slowest. The success rate, the latencies and the timeline's arrivals and
+    /// goodput are then the requests'; the load, the first tries, the attempts, the successes
+    /// and the give-ups are the sub-requests'. With a fan-out, open sources' rates are of
+    /// requests. Serial clients and an outage refuse a fan-out. A sub-request runs to its own
+    /// end even after a sibling has failed (and so its request), as independent calls do.
     pub fanout: u32,
 }
 
@@ -848,6 +849,8 @@ impl Composed {
     pub const MAX_EVENTS: u64 = 200_000_000;
     /// The most sub-requests a request fans out to.
     pub const MAX_FANOUT: u32 = 1_000;
+    /// The most pauses a pool of replicas may draw in a run.
+    pub const MAX_PAUSES: f64 = 1e8;
 
     /// Checks the parts.
     ///
@@ -1058,6 +1061,13 @@ impl Composed {
                 allowed: "between 1 and 1000",
             });
         }
+        if self.fanout > 1 && self.dependency.outage.is_some() {
+            return Err(SimError::Invalid {
+                param: "fanout",
+                allowed: "1 beside an outage (its success rate is that of the requests that \
+                          met it, which a fan-out splits among sub-requests)",
+            });
+        }
         if self.fanout > 1 && matches!(self.clients, Clients::Serial { .. }) {
             return Err(SimError::Invalid {
                 param: "fanout",
@@ -1066,6 +1076,20 @@ impl Composed {
         }
         if let Some(pool) = self.dependency.replicas {
             validate_pool(&pool)?;
+            // Each replica draws its pauses up to the last time it is used: bounded so that a
+            // short pause_every over a long run is refused rather than drawn for hours.
+            if !pool.pause.is_zero() {
+                let span = ns(self.duration)
+                    + self.drain_ns()
+                    + self.deadline.map_or(ns(self.duration), ns);
+                let pauses = f64::from(pool.count) * span / (ns(pool.pause_every) + ns(pool.pause));
+                if pauses > Self::MAX_PAUSES {
+                    return Err(SimError::TooLarge {
+                        what: "replicas x (duration + drain + deadline) / (pause_every + pause)",
+                        limit: "1e8 pauses".to_owned(),
+                    });
+                }
+            }
             let concurrency_limit = matches!(
                 self.dependency.limiter,
                 Some(Limiter {
@@ -2417,6 +2441,9 @@ impl<'a> Loop<'a> {
                 if parent.running == 0 {
                     if !parent.failed {
                         fan.metrics.success(now - parent.started);
+                        if let Some(series) = self.series.as_mut() {
+                            series.success(now);
+                        }
                     }
                     fan.parents.remove(p);
                 }
@@ -2498,6 +2525,12 @@ impl<'a> Loop<'a> {
         if !kept {
             return Ok(());
         }
+        if self.fan.is_some()
+            && let Some(series) = self.series.as_mut()
+        {
+            // The timeline counts requests, not their sub-requests.
+            series.arrival(now);
+        }
         let parent = self.fan.as_mut().map(|fan| {
             fan.metrics.first_try();
             fan.parents.insert(Parent {
@@ -2515,7 +2548,9 @@ impl<'a> Loop<'a> {
     /// A request of source `c` starts at `now`, a sub-request of `parent` if it has one.
     fn start(&mut self, c: u32, now: Nanos, parent: Option<u32>) -> Result<(), SimError> {
         self.metrics.first_try();
-        if let Some(series) = self.series.as_mut() {
+        if parent.is_none()
+            && let Some(series) = self.series.as_mut()
+        {
             series.arrival(now);
         }
         let source = &mut self.sources[c as usize];
@@ -2715,10 +2750,13 @@ impl<'a> Loop<'a> {
                 let back = now.saturating_add(rtt.sample(self.answers(slot, c)));
                 let outcome = self.reach(slot, id, Some(c), now);
                 if self.pool.is_some() && matches!(outcome, Outcome::Ok | Outcome::Failed) {
+                    // Into service (or the queue) first, so that an attempt served at once
+                    // whose work ends at its timeout is answered: the answer wins a tie, as
+                    // without a pool.
+                    self.enter_pool(slot, id, c, now, back - now, outcome);
                     if let Some(at) = timeout {
                         self.queue.push(at, Event::Timeout(slot, id));
                     }
-                    self.enter_pool(slot, id, c, now, back - now, outcome);
                     return;
                 }
                 let answer = self.respond(slot, id, true, now, back, outcome);
@@ -3197,7 +3235,9 @@ impl<'a> Loop<'a> {
         if self.requests.get(slot).is_some_and(|r| r.met) {
             self.outage.met_succeeded += 1;
         }
-        if let Some(series) = self.series.as_mut() {
+        if self.fan.is_none()
+            && let Some(series) = self.series.as_mut()
+        {
             series.success(now);
         }
     }

@@ -63,6 +63,11 @@ impl<K> Replica<K> {
                 let run = exponential(&mut self.rng, pause_every) as Nanos;
                 let start = self.horizon.saturating_add(run);
                 self.horizon = start.saturating_add(pause);
+                if self.horizon <= now {
+                    // Over before the work starts (the replica was idle through it): drawn,
+                    // so that the stream stays the same, but nothing to keep.
+                    continue;
+                }
                 self.pauses.push_back((start, self.horizon));
             }
             let (start, end) = self.pauses[i];
@@ -130,6 +135,17 @@ mod tests {
                 .is_some_and(|p| p.0 >= 6_000 && p.1 > 7_000)
         );
         assert_eq!(r.finish(7_000, 10, 0, every), 7_010);
+    }
+
+    #[test]
+    fn a_replica_idle_through_many_pauses_keeps_none_of_them() {
+        // Pauses of 1 µs about every 1 ms; first used after 100 s, about 100 000 pauses in.
+        let mut r = Replica::<()>::new(SeededRng::new(7));
+        let done = r.finish(100_000_000_000, 1_000, 1_000, 1e6);
+        assert!(done >= 100_000_001_000);
+        // Only pauses that end after the work starts are kept: one or two, not 100 000.
+        assert!(r.pauses.len() <= 3, "{}", r.pauses.len());
+        assert!(r.pauses.iter().all(|p| p.1 > 100_000_000_000));
     }
 
     #[test]

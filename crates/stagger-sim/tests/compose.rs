@@ -164,10 +164,13 @@ fn compositions() -> Vec<(&'static str, Composed)> {
             },
         ),
         (
-            "open sources fanning out to paused replicas through an outage",
+            "open sources fanning out to paused replicas behind a rate limiter",
             Composed {
                 dependency: Dependency {
-                    outage: window(5, 5, None),
+                    limiter: limiter(LimiterKind::Rate {
+                        rate: 250.0,
+                        burst: 20,
+                    }),
                     replicas: pool(10, 4, 1_000),
                     ..base(open).dependency
                 },
@@ -889,4 +892,52 @@ fn serial_clients_need_an_attempt_that_takes_time_which_a_pool_gives_without_a_n
     let requests = row.first_tries as f64;
     assert!(requests > 0.8 * paced && requests <= paced + 5.0, "{row:?}");
     assert!(row.p50_ms.unwrap() > 3.0, "{row:?}");
+}
+
+#[test]
+fn a_fan_out_counts_requests_in_the_timeline_and_is_refused_beside_an_outage() {
+    let spiky = |fanout| Composed {
+        network: Network::OneWay(Delay::Constant { nanos: 1_000_000 }),
+        dependency: Dependency::HEALTHY,
+        load: Load::Spike {
+            factor: 2.0,
+            at: Duration::from_secs(10),
+            lasts: Duration::from_secs(5),
+        },
+        duration: Duration::from_secs(50),
+        fanout,
+        ..base(Clients::Open {
+            sources: 1,
+            rate: 40.0,
+        })
+    };
+    let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
+    let one = spiky(1).run(&s, 1).unwrap();
+    let three = spiky(3).run(&s, 1).unwrap();
+    assert_eq!(three.success_rate, 1.0);
+    // Goodput against the offered rate, both in requests: about 1 either way (it was about
+    // 3 when the timeline counted sub-requests).
+    let (a, b) = (
+        one.tail_goodput_ratio.unwrap(),
+        three.tail_goodput_ratio.unwrap(),
+    );
+    assert!(
+        (0.8..1.25).contains(&a) && (0.8..1.25).contains(&b),
+        "{a} {b}"
+    );
+    let with_outage = Composed {
+        dependency: Dependency {
+            outage: window(5, 5, None),
+            ..Dependency::HEALTHY
+        },
+        load: Load::Steady,
+        ..spiky(2)
+    };
+    assert!(matches!(
+        with_outage.validate(),
+        Err(SimError::Invalid {
+            param: "fanout",
+            ..
+        })
+    ));
 }

@@ -48,9 +48,12 @@ impl Clock for TokioClock {
 /// The counter is calibrated against the operating system's clock once per process, at the
 /// first reading of the first `QuantaClock` (up to 200 ms by `quanta`'s documentation; 0.6 ms
 /// on the machine `docs/benchmarks.md` was measured on): make it with
-/// [`QuantaClock::starting_now`] at startup to pay that before the first retry. Where the
-/// counter is missing or unreliable, `quanta` reads the operating system's clock instead.
-/// Its readings never go backwards, as `quanta` promises. What it does not follow: a system
+/// [`QuantaClock::starting_now`] at startup to pay that before the first retry. Where the CPU
+/// does not report an invariant counter, `quanta` reads the operating system's clock instead.
+/// `quanta` promises readings that never go backwards from one clock; across threads on
+/// different cores it relies on the counters being synchronised, as current machines and
+/// operating systems keep them (a reading earlier than the origin counts as the origin, and
+/// the engine counts a late `now` in its latest window slot). What it does not follow: a system
 /// suspend (the counter may stop or reset with the machine), and the corrections the
 /// operating system makes to its own clock after the calibration, so it may drift from
 /// [`MonotonicClock`] by parts per million. For deadlines of seconds to hours, that is

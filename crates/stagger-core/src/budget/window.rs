@@ -107,12 +107,16 @@ impl<const N: usize> Window<N> {
             return;
         }
         let mut left = amount;
-        while left > 0 && epoch <= latest {
+        while left > 0 {
             let slot = &mut self.slots[(epoch % len) as usize][index];
             let removed = left.min(*slot);
             *slot -= removed;
             self.totals[index] -= removed;
             left -= removed;
+            // The latest slot may be epoch u64::MAX (1 ns slots at the far end of time).
+            if epoch == latest {
+                break;
+            }
             epoch += 1;
         }
     }
@@ -248,6 +252,12 @@ mod tests {
         let far = Timestamp::from_duration(Duration::MAX);
         by_time.add(far, 0, 1);
         assert_eq!(by_time.sums(far), [1, 0]);
+        // With 1 ns slots the latest epoch is u64::MAX there: removing more than it holds
+        // stops at it.
+        let mut fine: Window<1> = Window::new(Duration::from_nanos(1), 10);
+        fine.add(far, 0, 1);
+        fine.remove(far, 0, 5);
+        assert_eq!(fine.sums(far), [0]);
     }
 
     #[test]
