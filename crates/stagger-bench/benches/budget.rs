@@ -45,26 +45,25 @@ fn stagger_finagle(bencher: Bencher) {
     });
 }
 
-/// stagger's `finagle` ratio budget, reading a monotonic clock for every call.
-#[divan::bench(threads = [1, 2])]
-fn stagger_finagle_with_clock(bencher: Bencher) {
+/// stagger's `finagle` ratio budget, reading `clock` for every call.
+fn finagle_reading(bencher: Bencher, clock: impl Clock + Sync) {
     let budget = finagle();
-    let clock = MonotonicClock::starting_now();
     bencher.bench(|| {
         budget.admit(clock.now());
         divan::black_box(budget.try_retry(clock.now(), &Failure::Retryable))
     });
 }
 
+/// stagger's `finagle` ratio budget, reading a monotonic clock for every call.
+#[divan::bench(threads = [1, 2])]
+fn stagger_finagle_with_clock(bencher: Bencher) {
+    finagle_reading(bencher, MonotonicClock::starting_now());
+}
+
 /// stagger's `finagle` ratio budget, reading the TSC-based `QuantaClock` for every call.
 #[divan::bench(threads = [1, 2])]
 fn stagger_finagle_with_quanta_clock(bencher: Bencher) {
-    let budget = finagle();
-    let clock = QuantaClock::starting_now();
-    bencher.bench(|| {
-        budget.admit(clock.now());
-        divan::black_box(budget.try_retry(clock.now(), &Failure::Retryable))
-    });
+    finagle_reading(bencher, QuantaClock::starting_now());
 }
 
 /// stagger's `aws-standard` token bucket: a withdrawal (a retry) and a refund (its success).
