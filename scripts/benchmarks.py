@@ -32,6 +32,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "stagger")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+# The delay bench takes a fraction of a second; this machine's speed moves between a fast and
+# a slow state within seconds, so one run of it can land in either. Its figures are the median
+# of this many runs.
+DELAY_RUNS = 9
+
 UNITS = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -101,10 +106,18 @@ def bench_binaries():
     return found
 
 
-def divan(binary, bench):
-    log(f"bench {bench} ...")
-    out = run([binary, "--bench", "--color", "never"]).stdout
-    return parse_divan(out)
+def divan(binary, bench, runs=1):
+    """One bench binary's medians (and throughputs). With `runs` > 1 it is run that many times,
+    each a separate process, and every row gets the median of its runs' medians."""
+    log(f"bench {bench} ..." if runs == 1 else f"bench {bench}, {runs} runs ...")
+    results = [parse_divan(run([binary, "--bench", "--color", "never"]).stdout) for _ in range(runs)]
+    if runs == 1:
+        return results[0]
+    merged = []
+    for i in range(2):
+        keys = set.intersection(*(set(r[i]) for r in results))
+        merged.append({k: statistics.median(r[i][k] for r in results) for k in keys})
+    return tuple(merged)
 
 
 def instructions(binary, exact, threads=None):
@@ -208,7 +221,7 @@ def main():
     callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
     started = datetime.datetime.now(datetime.timezone.utc)
 
-    delay, _ = divan(bins["next_delay"], "next_delay")
+    delay, _ = divan(bins["next_delay"], "next_delay", runs=DELAY_RUNS)
     execs, _ = divan(bins["executor"], "executor")
     budgets, _ = divan(bins["budget"], "budget")
     sims, sim_rate = divan(bins["sim"], "sim")
@@ -253,6 +266,11 @@ def main():
             ("delay: stagger full jitter", "next_delay", "next_delay::ours::exponential_full_jitter", None),
             ("delay: tokio-retry jittered", "next_delay", "next_delay::peers::jittered_exponential::tokio_retry", None),
             ("delay: hand-written full jitter", "next_delay", "next_delay::hand_written::full_jitter", None),
+            ("delay: stagger exponential", "next_delay", "next_delay::ours::exponential", None),
+            ("delay: tokio-retry exponential", "next_delay", "next_delay::peers::plain_exponential::tokio_retry", None),
+            ("delay: stagger constant", "next_delay", "next_delay::ours::constant", None),
+            ("delay: tokio-retry constant", "next_delay", "next_delay::peers::constant::tokio_retry", None),
+            ("delay: backoff constant", "next_delay", "next_delay::peers::constant::backoff", None),
             ("async loop: stagger", "executor", "executor::async_loop::stagger", None),
             ("async loop: backon", "executor", "executor::async_loop::backon", None),
             ("async loop: tower", "executor", "executor::async_loop::tower", None),
@@ -292,6 +310,9 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
     w("creates it) before retry 1, so construction is spread over 7 delays alike for everyone. The")
     w("peers are dependencies of the unpublished `stagger-bench` crate only (their versions are in")
     w("`Cargo.lock`). The hand-written rows are the floor: the same computation inlined, no library.")
+    w("Each library builds its schedule from its own builder with the workload's constants. A run")
+    w(f"of this bench takes a fraction of a second, so every figure in this section is the median of")
+    w(f"{DELAY_RUNS} runs, each a separate process, of each row's median.")
     w("")
     peers = ["backon", "backoff", "exponential_backoff", "tokio_retry", "retry_policies", "tower"]
     w("| ns per delay | stagger | " + " | ".join(p.replace("_", "-") for p in peers) + " | hand-written |")
@@ -335,7 +356,10 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
     if counts:
         a, b, c = (counts[k] for k in ("delay: stagger full jitter", "delay: tokio-retry jittered", "delay: hand-written full jitter"))
         w(f"- Instructions per delay (callgrind): stagger's full jitter {a:.0f}, tokio-retry's {b:.0f},"
-          f" hand-written {c:.0f}.")
+          f" hand-written {c:.0f}; plain exponential: stagger {counts['delay: stagger exponential']:.0f},"
+          f" tokio-retry {counts['delay: tokio-retry exponential']:.0f}; constant: stagger"
+          f" {counts['delay: stagger constant']:.0f}, tokio-retry {counts['delay: tokio-retry constant']:.0f},"
+          f" backoff {counts['delay: backoff constant']:.0f}.")
     w("")
     w("What the peers' \"jitter\" is matters as much as its speed:")
     w("")

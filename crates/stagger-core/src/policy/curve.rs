@@ -17,19 +17,48 @@ pub(crate) fn nanos(d: Duration) -> f64 {
     d.as_secs() as f64 * 1e9 + f64::from(d.subsec_nanos())
 }
 
+/// `d` in whole nanoseconds, saturated at `u64::MAX` (584 years): the value of
+/// `u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)`, without 128-bit arithmetic below
+/// 18 446 744 073 s, where `secs * 10^9 + 999 999 999` cannot overflow.
+#[inline(always)]
+pub(crate) fn whole_nanos(d: Duration) -> u64 {
+    let secs = d.as_secs();
+    if secs < 18_446_744_073 {
+        secs * 1_000_000_000 + u64::from(d.subsec_nanos())
+    } else {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+/// [`nanos`] of a duration whose [`whole_nanos`] is `whole`: below 2^53 the two are the same
+/// exact value, converted in one signed instruction instead of two unsigned sequences.
+#[inline(always)]
+fn nanos_given(d: Duration, whole: u64) -> f64 {
+    if whole < 1 << 53 {
+        whole as i64 as f64
+    } else {
+        nanos(d)
+    }
+}
+
+/// `2^exponent`, written straight into the exponent bits: exact, and infinite from 2^1024 on.
+#[inline(always)]
+fn pow2(exponent: u32) -> f64 {
+    if exponent < 1024 {
+        f64::from_bits((1023 + u64::from(exponent)) << 52)
+    } else {
+        f64::INFINITY
+    }
+}
+
 /// `factor^exponent` by square-and-multiply, lowest bit first.
 ///
 /// Overflow gives infinity and underflow zero, never a panic. At most 32 squarings.
 #[inline]
 pub(crate) fn powi(factor: f64, exponent: u32) -> f64 {
     if factor == 2.0 {
-        // The common case, written straight into the exponent bits: the same exact powers of
-        // two, and the same infinity from 2^1024 on, without the loop.
-        return if exponent < 1024 {
-            f64::from_bits((1023 + u64::from(exponent)) << 52)
-        } else {
-            f64::INFINITY
-        };
+        // The common case: the same exact powers of two, and the same infinity, without the loop.
+        return pow2(exponent);
     }
     let mut result = 1.0;
     let mut square = factor;
@@ -52,20 +81,29 @@ pub(crate) fn powi(factor: f64, exponent: u32) -> f64 {
 pub(crate) struct Limit {
     max: Duration,
     max_ns: u64,
+    /// `min(max_ns, i64::MAX)`: below it, the cheaper signed conversion is exact.
+    fast_ns: u64,
 }
 
 impl Limit {
     /// No limit but the largest duration.
-    pub(crate) const UNBOUNDED: Self = Self {
-        max: Duration::MAX,
-        max_ns: u64::MAX,
-    };
+    pub(crate) const UNBOUNDED: Self = Self::with_nanos(Duration::MAX, u64::MAX);
 
     #[inline(always)]
     pub(crate) fn new(max: Duration) -> Self {
+        Self::with_nanos(max, whole_nanos(max))
+    }
+
+    #[inline(always)]
+    const fn with_nanos(max: Duration, max_ns: u64) -> Self {
         Self {
             max,
-            max_ns: u64::try_from(max.as_nanos()).unwrap_or(u64::MAX),
+            max_ns,
+            fast_ns: if max_ns < i64::MAX as u64 {
+                max_ns
+            } else {
+                i64::MAX as u64
+            },
         }
     }
 
@@ -78,59 +116,90 @@ impl Limit {
     /// values and NaN give zero; infinity gives `max`.
     #[inline(always)]
     pub(crate) fn duration(&self, ns: f64) -> Duration {
-        // A saturating conversion: negative and NaN become 0, anything past u64 becomes u64::MAX.
-        let whole = ns as u64;
-        if whole < self.max_ns {
+        // The signed saturating conversion costs half the unsigned one. NaN becomes 0; a
+        // negative value wraps past every limit, and a value at or past 2^63 - 1 saturates to
+        // it, which is never below `fast_ns`: both go out of line.
+        let whole = ns as i64 as u64;
+        if whole < self.fast_ns {
             Duration::from_nanos(whole)
         } else {
-            self.at_or_beyond(ns)
+            self.out_of_line(ns)
         }
     }
 
-    /// `ns` at or past `max`, or past `u64::MAX` nanoseconds (584 years).
+    /// `ns` negative, at or past `max`, or at or past 2^63 - 1 nanoseconds (292 years).
     #[cold]
-    fn at_or_beyond(&self, ns: f64) -> Duration {
-        if self.max_ns < u64::MAX {
-            return self.max;
+    fn out_of_line(&self, ns: f64) -> Duration {
+        if ns.is_nan() || ns <= 0.0 {
+            return Duration::ZERO;
         }
-        Duration::try_from_secs_f64(ns / 1e9).map_or(self.max, |d| d.min(self.max))
+        // Saturating: anything past u64::MAX becomes u64::MAX.
+        let whole = ns as u64;
+        if whole < self.max_ns {
+            Duration::from_nanos(whole)
+        } else if self.max_ns < u64::MAX {
+            self.max
+        } else {
+            Duration::try_from_secs_f64(ns / 1e9).map_or(self.max, |d| d.min(self.max))
+        }
     }
 }
 
 /// `min(cap, base * factor^exponent)`, precomputed for repeated evaluation.
+///
+/// Everything a delay needs to know about its parameters is decided here, once, so that the
+/// per-delay code is arithmetic and one well-predicted branch or two.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Curve {
     base_ns: f64,
     factor: f64,
-    cap_ns: f64,
+    /// The cap the floating-point ceiling is held to: the cap in nanoseconds, or zero when the
+    /// base is zero (every delay is then zero, including `0 * infinity`, which is NaN).
+    ceiling_cap_ns: f64,
     cap: Limit,
     /// The base in whole nanoseconds, saturated at `u64::MAX`, for the integer doubling path.
     base_whole: u64,
+    /// `base_whole.leading_zeros()`: the largest shift that cannot overflow.
+    base_room: u32,
+    /// The factor is exactly 2.
+    doubles: bool,
+    /// The factor is 2 and the cap is 2^53 ns (104 days) or more, where `f64` rounds.
+    float_may_round: bool,
 }
 
 impl Curve {
     #[inline(always)]
     pub(crate) fn new(base: Duration, factor: f64, cap: Duration) -> Self {
+        let base_whole = whole_nanos(base);
+        let cap = Limit::new(cap);
+        let doubles = factor == 2.0;
         Self {
-            base_ns: nanos(base),
+            base_ns: nanos_given(base, base_whole),
             factor,
-            cap_ns: nanos(cap),
-            cap: Limit::new(cap),
-            base_whole: u64::try_from(base.as_nanos()).unwrap_or(u64::MAX),
+            ceiling_cap_ns: if base_whole == 0 {
+                0.0
+            } else {
+                nanos_given(cap.max, cap.max_ns)
+            },
+            cap,
+            base_whole,
+            base_room: base_whole.leading_zeros(),
+            doubles,
+            float_may_round: doubles && cap.max_ns >= 1 << 53,
         }
     }
 
     /// Whether the growth factor is exactly 2, so that [`Curve::doubling`] applies.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn doubles(&self) -> bool {
-        self.factor == 2.0
+        self.doubles
     }
 
     /// Whether the floating-point ceiling may differ from the exact doubling: only with a
     /// factor of 2 and a cap of 2^53 ns (104 days) or more, where `f64` rounds.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn float_may_round(&self) -> bool {
-        self.doubles() && self.cap.max_ns >= 1 << 53
+        self.float_may_round
     }
 
     /// `min(cap, base * 2^(retry-1))` in exact integer nanoseconds: a shift that saturates
@@ -140,7 +209,7 @@ impl Curve {
     pub(crate) fn doubling(&self, retry: u32) -> Duration {
         let e = retry.saturating_sub(1);
         let base = self.base_whole;
-        let v = if e < base.leading_zeros() {
+        let v = if e < self.base_room {
             base << e
         } else if base == 0 {
             0
@@ -161,14 +230,19 @@ impl Curve {
     /// Retry 0 is treated as retry 1. A zero base gives zero for every retry.
     #[inline(always)]
     pub(crate) fn ceiling_ns(&self, retry: u32) -> f64 {
-        let v = self.base_ns * powi(self.factor, retry.saturating_sub(1));
-        if v < self.cap_ns {
-            v
-        } else if v.is_nan() {
-            // A zero base times an infinite power: the base wins, every delay is zero.
-            0.0
+        let e = retry.saturating_sub(1);
+        let power = if self.doubles {
+            pow2(e)
         } else {
-            self.cap_ns
+            powi(self.factor, e)
+        };
+        let v = self.base_ns * power;
+        // A select, not a branch. With a zero base, `v` may be NaN (zero times an infinite
+        // power); the comparison is then false and the zero cap is the answer.
+        if v < self.ceiling_cap_ns {
+            v
+        } else {
+            self.ceiling_cap_ns
         }
     }
 
@@ -228,6 +302,60 @@ mod tests {
         let near = max.duration(nanos(Duration::MAX) * 0.999_999_999);
         assert!(near < Duration::MAX);
         assert!(near > Duration::MAX.mul_f64(0.999_999_99));
+        // Around 2^63 ns, where the fast signed conversion hands over to the unsigned one.
+        let two63 = 9_223_372_036_854_775_808.0;
+        assert_eq!(max.duration(two63), Duration::from_nanos(1 << 63));
+        assert_eq!(max.duration(-two63), Duration::ZERO);
+        assert_eq!(max.duration(-0.5), Duration::ZERO);
+        // A limit between 2^63 and u64::MAX nanoseconds is honoured on both sides of 2^63.
+        let wide = Limit::new(Duration::from_nanos(u64::MAX - (1 << 20)));
+        assert_eq!(
+            wide.duration(1e18),
+            Duration::from_nanos(1_000_000_000_000_000_000)
+        );
+        assert_eq!(wide.duration(two63), Duration::from_nanos(1 << 63));
+        assert_eq!(
+            wide.duration(2e19),
+            Duration::from_nanos(u64::MAX - (1 << 20))
+        );
+        let zero = Limit::new(Duration::ZERO);
+        assert_eq!(zero.duration(5.0), Duration::ZERO);
+        assert_eq!(zero.duration(f64::INFINITY), Duration::ZERO);
+    }
+
+    #[test]
+    fn whole_nanos_saturates_like_the_u128_conversion() {
+        let cases = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(1, 999_999_999),
+            Duration::from_nanos(u64::MAX),
+            Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+            Duration::new(18_446_744_073, 709_551_615),
+            Duration::new(18_446_744_073, 709_551_616),
+            Duration::new(18_446_744_074, 0),
+            Duration::new(u64::MAX / 1_000_000_000 + 1, 0),
+            Duration::MAX,
+        ];
+        for d in cases {
+            let expected = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+            assert_eq!(whole_nanos(d), expected, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn nanos_given_agrees_with_nanos() {
+        let near = Duration::from_nanos((1 << 53) - 1);
+        for d in [
+            Duration::ZERO,
+            Duration::new(7, 3),
+            near,
+            near + Duration::from_nanos(1),
+        ] {
+            let whole = whole_nanos(d);
+            assert_eq!(nanos_given(d, whole).to_bits(), nanos(d).to_bits(), "{d:?}");
+        }
+        assert_eq!(nanos_given(Duration::MAX, u64::MAX), nanos(Duration::MAX));
     }
 
     #[test]
