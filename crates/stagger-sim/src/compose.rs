@@ -104,7 +104,7 @@ use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{HostFigures, Metrics, ResultRow};
 use crate::pool::{Replica, Waiting};
 use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::{Strategy, client_budget_bytes};
+use crate::strategy::{SimBudget, Strategy, client_budget_bytes};
 pub use crate::timeline::{Load, Timeline};
 use crate::timeline::{Profile, Series};
 use crate::workload::call::{Call, HedgedCall, Next, Settled, Step};
@@ -568,7 +568,7 @@ struct Source {
     server: Option<SeededRng>,
     /// One generator per request, forked in turn.
     policies: SeededRng,
-    budget: Rc<dyn Budget>,
+    budget: SimBudget,
     /// With two hosts and a budget per host: the source's budgets, one per host.
     per_host: Option<Rc<Partitioned<AnyBudget>>>,
     /// Serial: when its latest request started (or was due to).
@@ -576,7 +576,7 @@ struct Source {
 }
 
 /// A source's budget, and with two hosts and a budget per host its budgets, one per host.
-type Budgets = (Rc<dyn Budget>, Option<Rc<Partitioned<AnyBudget>>>);
+type Budgets = (SimBudget, Option<Rc<Partitioned<AnyBudget>>>);
 
 impl Source {
     fn new(
@@ -2033,7 +2033,7 @@ struct Loop<'a> {
     /// The inner layers, outermost first.
     layers: &'a [Layer],
     /// The inner layers' budget: none.
-    no_budget: Rc<dyn Budget>,
+    no_budget: SimBudget,
     /// The inner layers' policy generators, one per inner run in turn: a stream of its own,
     /// so that a stack whose inner layers never retry draws what its outer layer alone does.
     layer_rngs: SeededRng,
@@ -2204,7 +2204,7 @@ impl<'a> Loop<'a> {
                     Some(config) => {
                         let set =
                             Partitioned::with(HOSTS.len(), rng, move |rng| config.build(rng))?;
-                        (none_budget(), Some(Rc::new(set)))
+                        (None, Some(Rc::new(set)))
                     }
                     None => (strategy.client_budget(rng), None),
                 },
@@ -2225,7 +2225,7 @@ impl<'a> Loop<'a> {
                 (Some(none), _) => (none.clone(), None),
                 (None, _) => {
                     budget_each = true;
-                    (none_budget(), None)
+                    (None, None)
                 }
             };
             sources.push(Source::new(gaps, None, world, budgets));
@@ -2308,7 +2308,7 @@ impl<'a> Loop<'a> {
             model,
             strategy,
             layers,
-            no_budget: none_budget(),
+            no_budget: None,
             layer_rngs: SeededRng::new(seed ^ LAYER_STREAM).fork(),
             settings,
             sources,
@@ -2571,7 +2571,7 @@ impl<'a> Loop<'a> {
         let mut budget = if self.budget_each {
             self.strategy.client_budget(source.policies.fork())
         } else if let Some(set) = &source.per_host {
-            Rc::new(set.for_key(HOSTS[host]))
+            Some(Rc::new(set.for_key(HOSTS[host])) as Rc<dyn Budget>)
         } else {
             source.budget.clone()
         };
@@ -2581,7 +2581,7 @@ impl<'a> Loop<'a> {
             } else {
                 DESTINATION
             };
-            budget = Rc::new(Gated::new(budget, Arc::clone(gate), key));
+            budget = Some(Rc::new(Gated::new(budget, Arc::clone(gate), key)));
         }
         let policy_rng = own.as_mut().map(SeededRng::fork);
         let answers = own.unwrap_or(SeededRng::new(0));
@@ -3362,11 +3362,6 @@ impl<'a> Loop<'a> {
         }
         row
     }
-}
-
-/// A placeholder for the source's budget when each request forks its own.
-fn none_budget() -> Rc<dyn Budget> {
-    Rc::new(stagger_core::budget::Unlimited)
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use stagger_core::budget::{AnyBudget, AnyBudgetConfig, Budget, BudgetKind, Unlimited};
+use stagger_core::budget::{AnyBudget, AnyBudgetConfig, Budget, BudgetKind};
 
 use crate::error::SimError;
 use stagger_core::engine::Hedging;
@@ -208,22 +208,21 @@ impl Strategy {
     }
 
     /// One "no budget" that every client of a run can share, if the strategy has no budget
-    /// (saving an allocation per client).
-    pub(crate) fn shared_unlimited(&self) -> Option<Rc<dyn Budget>> {
-        self.budget
-            .is_none()
-            .then(|| Rc::new(Unlimited) as Rc<dyn Budget>)
+    /// (so that a client forks no generator for one).
+    pub(crate) fn shared_unlimited(&self) -> Option<SimBudget> {
+        self.budget.is_none().then_some(None)
     }
 
-    /// The memory one budget of `Strategy::client_budget` takes on the heap: its
-    /// reference-counted block and, for the budgets that count over a sliding window, the
+    /// The memory one budget of `Strategy::client_budget` takes on the heap: nothing for no
+    /// budget, otherwise its reference-counted block and, for the budgets that count over a sliding window, the
     /// window's slots.
     #[must_use]
     pub(crate) fn budget_bytes(&self) -> u64 {
         // An `Rc`'s block holds the strong and weak counts before the value.
         let counts = 2 * size_of::<usize>();
         match self.budget_config() {
-            None => block(counts + size_of::<Unlimited>()),
+            // No budget is `None`: nothing on the heap.
+            None => 0,
             Some(config) => {
                 block(counts + size_of::<AnyBudget>())
                     + block(window_slots(config) * size_of::<[u64; 2]>())
@@ -232,18 +231,23 @@ impl Strategy {
     }
 
     /// A new client's budget, drawing (for `sre-adaptive`) from `rng`.
-    pub(crate) fn client_budget(&self, rng: SeededRng) -> Rc<dyn Budget> {
+    pub(crate) fn client_budget(&self, rng: SeededRng) -> SimBudget {
         match self.budget_config() {
             // The published defaults are valid, and a configured budget was checked when it
             // was set; a failure here would be a bug in them.
             Some(config) => match config.build(rng) {
-                Ok(budget) => Rc::new(budget),
-                Err(_) => Rc::new(Unlimited),
+                Ok(budget) => Some(Rc::new(budget)),
+                Err(_) => None,
             },
-            None => Rc::new(Unlimited),
+            None => None,
         }
     }
 }
+
+/// A simulated client's budget: `None` for no budget, which the engine then asks nothing
+/// (an `Option`'s budget checks for `None` inline, where a shared "no budget" behind the
+/// pointer would cost a dynamic call for every question the engine asks of it).
+pub(crate) type SimBudget = Option<Rc<dyn Budget>>;
 
 /// Whether `config` configures a budget of `kind`'s form.
 fn same_kind(kind: BudgetKind, config: AnyBudgetConfig) -> bool {

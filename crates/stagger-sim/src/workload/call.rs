@@ -1,8 +1,5 @@
 //! One simulated request, driven by the real engine on the simulated clock.
 
-use std::rc::Rc;
-
-use stagger_core::budget::Budget;
 use std::time::Duration;
 
 use stagger_core::engine::{
@@ -13,11 +10,11 @@ use stagger_core::{Failure, SeededRng, Timestamp};
 use crate::error::SimError;
 use crate::metrics::Metrics;
 use crate::queue::{Nanos, nanos};
-use crate::strategy::{RunningPolicy, Strategy};
+use crate::strategy::{RunningPolicy, SimBudget, Strategy};
 
 /// A request in flight: its engine run, which holds its running policy, and when it started.
 pub(crate) struct Call {
-    run: Run<RunningPolicy, Rc<dyn Budget>>,
+    run: Run<RunningPolicy, SimBudget>,
     started: Nanos,
 }
 
@@ -45,7 +42,7 @@ impl Call {
     pub(crate) fn start(
         strategy: &Strategy,
         rng: SeededRng,
-        budget: Rc<dyn Budget>,
+        budget: SimBudget,
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
@@ -187,7 +184,7 @@ pub(crate) enum Settled {
 /// A request that hedges: its engine run, which sends attempts beside those in flight
 /// ([`Hedged`]), and when it started.
 pub(crate) struct HedgedCall {
-    hedged: Hedged<RunningPolicy, Rc<dyn Budget>>,
+    hedged: Hedged<RunningPolicy, SimBudget>,
     started: Nanos,
 }
 
@@ -214,7 +211,7 @@ impl HedgedCall {
         measured: Option<Duration>,
         rng: SeededRng,
         spread: Option<SeededRng>,
-        budget: Rc<dyn Budget>,
+        budget: SimBudget,
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
