@@ -280,6 +280,72 @@ mod tests {
         }
     }
 
+    /// The conversion in its plainest form, the definition the fast one must match: below the
+    /// limit the truncated nanoseconds, at or past it the limit, negative and NaN zero.
+    fn plain_duration(max: Duration, ns: f64) -> Duration {
+        if ns.is_nan() || ns <= 0.0 {
+            return Duration::ZERO;
+        }
+        let max_ns = u64::try_from(max.as_nanos()).unwrap_or(u64::MAX);
+        let whole = ns as u64;
+        if whole < max_ns {
+            Duration::from_nanos(whole)
+        } else if max_ns < u64::MAX {
+            max
+        } else {
+            Duration::try_from_secs_f64(ns / 1e9).map_or(max, |d| d.min(max))
+        }
+    }
+
+    #[test]
+    fn limit_agrees_with_the_plain_conversion_everywhere() {
+        use crate::rng::{Rng, SeededRng};
+        let mut rng = SeededRng::new(15);
+        let limits = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::from_secs(20),
+            Duration::from_nanos((1 << 53) + 1),
+            Duration::from_nanos(i64::MAX as u64),
+            Duration::from_nanos(i64::MAX as u64 + 1),
+            Duration::from_nanos(u64::MAX - 1),
+            Duration::from_nanos(u64::MAX),
+            Duration::from_secs(u64::MAX / 1_000_000_000 + 1),
+            Duration::MAX,
+        ];
+        for max in limits {
+            let limit = Limit::new(max);
+            let edges = [
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                -0.0,
+                0.0,
+                f64::MIN_POSITIVE,
+                0.999_999,
+                1.0,
+                nanos(max),
+                nanos(max) * (1.0 - f64::EPSILON),
+                nanos(max) * (1.0 + f64::EPSILON),
+                9_223_372_036_854_775_807.0,
+                9_223_372_036_854_775_808.0,
+                18_446_744_073_709_551_615.0,
+                1e30,
+            ];
+            for ns in edges {
+                assert_eq!(limit.duration(ns), plain_duration(max, ns), "{max:?} {ns}");
+            }
+            for _ in 0..20_000 {
+                // Any bit pattern: every sign, exponent and mantissa, NaNs included.
+                let ns = f64::from_bits(rng.next_u64());
+                assert_eq!(limit.duration(ns), plain_duration(max, ns), "{max:?} {ns}");
+                // And values spread over the range that matters, up to 2^66 ns.
+                let ns = rng.next_f64() * 2f64.powi((rng.next_u64() % 67) as i32);
+                assert_eq!(limit.duration(ns), plain_duration(max, ns), "{max:?} {ns}");
+            }
+        }
+    }
+
     #[test]
     fn limit_handles_every_edge() {
         let cap = Limit::new(Duration::from_secs(1));
