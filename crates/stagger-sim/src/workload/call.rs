@@ -85,6 +85,7 @@ impl Call {
     }
 
     /// The attempt the engine allows at `now`, or how the run stopped, recording nothing.
+    #[inline]
     pub(crate) fn try_begin(&mut self, now: Nanos) -> Result<Attempt, Stopped> {
         self.run.begin(at(now))
     }
@@ -152,6 +153,7 @@ impl Call {
     }
 
     /// [`Call::end`], recording nothing: when to retry, or how the request ended.
+    #[inline]
     pub(crate) fn settle(&mut self, now: Nanos, result: Result<(), Failure>) -> Settled {
         match result {
             Ok(()) => match self.run.succeeded(at(now)) {
