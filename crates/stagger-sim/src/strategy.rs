@@ -214,8 +214,8 @@ impl Strategy {
     }
 
     /// The memory one budget of `Strategy::client_budget` takes on the heap: nothing for no
-    /// budget, otherwise its reference-counted block and, for the budgets that count over a sliding window, the
-    /// window's slots.
+    /// budget, otherwise its reference-counted block and, for the budgets that count over a
+    /// sliding window, the window's slots.
     #[must_use]
     pub(crate) fn budget_bytes(&self) -> u64 {
         // An `Rc`'s block holds the strong and weak counts before the value.
