@@ -336,6 +336,16 @@ const SORT_ALL_BELOW: usize = 1 << 14;
 /// The coarse pass may always use this many buckets, however few the retries.
 const MIN_BUCKETS: usize = 1 << 12;
 
+/// The first coarse pass counts in buckets of about a sixteenth of the window.
+const FIRST_PARTS: Nanos = 16;
+
+/// Each further pass, over the times the one before could not rule out, counts in buckets this
+/// many times finer...
+const PARTS_STEP: Nanos = 16;
+
+/// ... down to about this fraction of the window.
+const LAST_PARTS: Nanos = 4_096;
+
 /// The most retries of `times` (in any order, reordered here) within any window of `window`
 /// nanoseconds, `[t, t + window)`.
 ///
@@ -352,9 +362,14 @@ const MIN_BUCKETS: usize = 1 << 12;
 /// ns, or times spread so thinly that the buckets would outnumber a sixteenth of the retries,
 /// everything is sorted.
 fn busiest(times: &mut [Nanos], window: Nanos) -> usize {
+    busiest_in_parts(times, window, FIRST_PARTS)
+}
+
+/// [`busiest`], with a coarse pass of buckets of about `window / parts` first if it pays.
+fn busiest_in_parts(times: &mut [Nanos], window: Nanos, parts: Nanos) -> usize {
     if times.len() >= SORT_ALL_BELOW
-        && window >= 16
-        && let Some(best) = busiest_coarse_first(times, window)
+        && window >= parts
+        && let Some(best) = busiest_coarse_first(times, window, parts)
     {
         return best;
     }
@@ -374,50 +389,56 @@ fn busiest_sorted(times: &[Nanos], window: Nanos) -> usize {
     best
 }
 
-/// [`busiest`] with the coarse pass, or `None` if the buckets would be too many.
-fn busiest_coarse_first(times: &mut [Nanos], window: Nanos) -> Option<usize> {
+/// [`busiest`] with a coarse pass of buckets of the largest power of two at most `window /
+/// parts` nanoseconds, or `None` if the buckets would be too many.
+fn busiest_coarse_first(times: &mut [Nanos], window: Nanos, parts: Nanos) -> Option<usize> {
     let (lo, hi) = times
         .iter()
         .fold((Nanos::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-    let shift = (window / 16).ilog2();
+    let shift = (window / parts).ilog2();
     let m = usize::try_from(window >> shift).ok()?;
     let buckets = usize::try_from((hi - lo) >> shift).ok()?.checked_add(1)?;
     if buckets > (times.len() / 16).max(MIN_BUCKETS) || u32::try_from(times.len()).is_err() {
         return None;
     }
     let bucket = |t: Nanos| ((t - lo) >> shift) as usize;
-    let mut counts = vec![0u32; buckets];
-    for &t in times.iter() {
-        counts[bucket(t)] += 1;
-    }
-    // The sum of `len` buckets from `j` (fewer past the last), sliding.
-    let counts = &counts;
-    let sums = |len: usize| {
-        let mut sum: u64 = counts[..len.min(buckets)]
-            .iter()
-            .map(|&c| u64::from(c))
-            .sum();
-        (0..buckets).map(move |j| {
-            let here = sum;
-            sum -= u64::from(counts[j]);
-            if let Some(&next) = counts.get(j + len) {
-                sum += u64::from(next);
-            }
-            here
-        })
-    };
-    let reached = sums(m).max().unwrap_or(0);
-    let mut marked = vec![false; buckets];
-    let mut any = false;
-    for (j, bound) in sums(m + 2).enumerate() {
-        if bound > reached {
-            any = true;
-            for mark in &mut marked[j..(j + m + 2).min(buckets)] {
-                *mark = true;
-            }
+    let (reached, marked) = {
+        let mut counts = vec![0u32; buckets];
+        for &t in times.iter() {
+            counts[bucket(t)] += 1;
         }
-    }
-    if !any {
+        // The sum of `len` buckets from `j` (fewer past the last), sliding.
+        let counts = &counts;
+        let sums = |len: usize| {
+            let mut sum: u64 = counts[..len.min(buckets)]
+                .iter()
+                .map(|&c| u64::from(c))
+                .sum();
+            (0..buckets).map(move |j| {
+                let here = sum;
+                sum -= u64::from(counts[j]);
+                if let Some(&next) = counts.get(j + len) {
+                    sum += u64::from(next);
+                }
+                here
+            })
+        };
+        let reached = sums(m).max().unwrap_or(0);
+        // Bucket `j` is marked if some `j' <= j` with a bound above `reached` reaches it
+        // (`j < j' + m + 2`): one pass, however wide the window is in buckets.
+        let mut until = 0;
+        let marked: Vec<bool> = sums(m + 2)
+            .enumerate()
+            .map(|(j, bound)| {
+                if bound > reached {
+                    until = j + m + 2;
+                }
+                j < until
+            })
+            .collect();
+        (reached, marked)
+    };
+    if !marked.contains(&true) {
         return usize::try_from(reached).ok();
     }
     // The marked buckets' times to the front, in place.
@@ -428,9 +449,17 @@ fn busiest_coarse_first(times: &mut [Nanos], window: Nanos) -> Option<usize> {
             front += 1;
         }
     }
+    drop(marked);
     let near = &mut times[..front];
-    near.sort_unstable();
-    Some(busiest_sorted(near, window).max(usize::try_from(reached).ok()?))
+    let inner = if parts < LAST_PARTS {
+        // The times near the peak, in finer buckets: a bound over `m + 2` buckets is then
+        // closer to the count of `m`, and fewer times are left to sort.
+        busiest_in_parts(near, window, parts * PARTS_STEP)
+    } else {
+        near.sort_unstable();
+        busiest_sorted(near, window)
+    };
+    Some(inner.max(usize::try_from(reached).ok()?))
 }
 
 #[cfg(test)]
@@ -557,15 +586,21 @@ mod tests {
                     want,
                     "{name}, window {window}"
                 );
-                let mut again = times.clone();
-                let coarse = busiest_coarse_first(&mut again, window);
-                assert!(
-                    coarse.is_none_or(|got| got == want),
-                    "{name}, window {window}"
-                );
-                // Where the buckets are few enough, the coarse pass is what answered.
-                if *name != "sparse" && window >= 1_000_000 {
-                    assert!(coarse.is_some(), "{name}, window {window}: the coarse pass");
+                // Each pass on its own, from the first to the finest.
+                for parts in [FIRST_PARTS, 256, LAST_PARTS] {
+                    if window < parts {
+                        continue;
+                    }
+                    let mut again = times.clone();
+                    let coarse = busiest_coarse_first(&mut again, window, parts);
+                    assert!(
+                        coarse.is_none_or(|got| got == want),
+                        "{name}, window {window}, parts {parts}"
+                    );
+                    // Where the buckets are few enough, the coarse pass is what answered.
+                    if parts == FIRST_PARTS && *name != "sparse" && window >= 1_000_000 {
+                        assert!(coarse.is_some(), "{name}, window {window}: the coarse pass");
+                    }
                 }
             }
         }
