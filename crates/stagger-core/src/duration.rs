@@ -201,6 +201,33 @@ fn fixed(scaled: u128, digits: u32) -> String {
     }
 }
 
+/// `d` in whole nanoseconds, saturating at `u64::MAX` (about 584 years): the value of
+/// `u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)`, without the 128-bit arithmetic below
+/// 18 446 744 073 s, where `secs * 10^9 + 999 999 999` cannot overflow.
+///
+/// ```
+/// use std::time::Duration;
+/// use stagger_core::duration::saturating_nanos;
+///
+/// assert_eq!(saturating_nanos(Duration::new(2, 5)), 2_000_000_005);
+/// assert_eq!(saturating_nanos(Duration::MAX), u64::MAX);
+/// ```
+#[inline(always)]
+#[must_use]
+pub const fn saturating_nanos(d: Duration) -> u64 {
+    let secs = d.as_secs();
+    if secs < 18_446_744_073 {
+        secs * 1_000_000_000 + d.subsec_nanos() as u64
+    } else {
+        let nanos = d.as_nanos();
+        if nanos > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            nanos as u64
+        }
+    }
+}
+
 /// A duration in milliseconds as exact decimal text: `127000`, `0.25`, `964.389636`.
 ///
 /// ```
@@ -273,6 +300,26 @@ pub fn compact(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saturating_nanos_saturates_like_the_u128_conversion() {
+        let cases = [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(1, 999_999_999),
+            Duration::from_nanos(u64::MAX),
+            Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+            Duration::new(18_446_744_073, 709_551_615),
+            Duration::new(18_446_744_073, 709_551_616),
+            Duration::new(18_446_744_074, 0),
+            Duration::new(u64::MAX / 1_000_000_000 + 1, 0),
+            Duration::MAX,
+        ];
+        for d in cases {
+            let expected = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+            assert_eq!(saturating_nanos(d), expected, "{d:?}");
+        }
+    }
 
     #[test]
     fn parses_every_unit_and_compound_forms() {

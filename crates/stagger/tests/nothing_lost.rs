@@ -119,10 +119,9 @@ fn a_blocking_sleeper_that_oversleeps_the_deadline_pays_nothing() {
 // ---------------------------------------------------------------------------------------------
 // A manual clock covers every timestamp.
 
-#[test]
-fn a_600_year_server_wait_on_a_manual_clock_ends() {
-    // Past 2^64 ns, where the clock used to stop while the floor kept asking for more.
-    let centuries = Duration::from_secs(600 * 365 * 24 * 3600);
+/// A run on a manual clock whose only failure asks for `wait`: its result and the clock's time
+/// at its end, or a panic if it has not ended within ten seconds.
+fn after_server_wait(wait: Duration) -> (Result<usize, StopReason>, Timestamp) {
     let (done, finished) = mpsc::channel();
     std::thread::spawn(move || {
         let clock = ManualClock::new();
@@ -131,7 +130,7 @@ fn a_600_year_server_wait_on_a_manual_clock_ends() {
         let result = stagger::blocking::retry(Immediate::new().with_max_attempts(2), |_| {
             calls.set(calls.get() + 1);
             if calls.get() == 1 {
-                Err(Failure::RetryAfter(centuries))
+                Err(Failure::RetryAfter(wait))
             } else {
                 Ok(calls.get())
             }
@@ -143,13 +142,29 @@ fn a_600_year_server_wait_on_a_manual_clock_ends() {
         .call();
         let _ = done.send((result.map_err(|e| e.reason()), clock.now()));
     });
-    let (result, now) = finished
+    finished
         .recv_timeout(Duration::from_secs(10))
-        .expect("the run ends instead of waiting again for ever");
+        .expect("the run ends instead of waiting again for ever")
+}
+
+#[test]
+fn a_300_year_server_wait_on_a_manual_clock_is_honoured() {
+    let centuries = Duration::from_secs(300 * 365 * 24 * 3600);
+    let (result, now) = after_server_wait(centuries);
     assert_eq!(result, Ok(2));
     // Never before the server's time, and spread at most as long again above it.
     let waited = now.since_origin();
     assert!(waited >= centuries && waited < centuries * 2, "{waited:?}");
+}
+
+#[test]
+fn a_600_year_server_wait_on_a_manual_clock_ends_at_the_end_of_time() {
+    // Past 2^64 ns (about 584 years), where the timeline ends: the clock saturates there, the
+    // wait counts as over at the last timestamp, and the run goes on instead of asking for
+    // more of a wait that no clock can show.
+    let (result, now) = after_server_wait(Duration::from_secs(600 * 365 * 24 * 3600));
+    assert_eq!(result, Ok(2));
+    assert_eq!(now, Timestamp::MAX);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ pub(crate) struct Window<const N: usize> {
 impl<const N: usize> Window<N> {
     /// A window of `slots` slots (at least 1) of `slot` each (at least 1 ns).
     pub(crate) fn new(slot: Duration, slots: usize) -> Self {
-        let slot_ns = u64::try_from(slot.as_nanos()).unwrap_or(u64::MAX).max(1);
+        let slot_ns = crate::duration::saturating_nanos(slot).max(1);
         Self {
             slot_ns,
             slots: vec![[0; N]; slots.max(1)],
@@ -45,7 +45,7 @@ impl<const N: usize> Window<N> {
     /// current slot.
     #[inline]
     fn advance(&mut self, now: Timestamp) -> usize {
-        if nanos(now) < self.end_ns {
+        if now.as_nanos() < self.end_ns {
             return self.index;
         }
         self.advance_slot(now)
@@ -124,7 +124,7 @@ impl<const N: usize> Window<N> {
     /// The slot number of `t` since the origin ([`nanos`] over the slot).
     #[inline]
     fn epoch(&self, t: Timestamp) -> u64 {
-        nanos(t) / self.slot_ns
+        t.as_nanos() / self.slot_ns
     }
 
     /// The sums of every counter over the window ending at `now`.
@@ -147,16 +147,6 @@ impl<const N: usize> Window<N> {
         self.slots[slot][index] += added;
         self.totals[index] += added;
     }
-}
-
-/// `t`'s nanoseconds since the origin, saturating at `u64::MAX` (about 584 years), computed in
-/// `u64` rather than through the `u128` of [`Duration::as_nanos`].
-#[inline]
-fn nanos(t: Timestamp) -> u64 {
-    let d = t.since_origin();
-    d.as_secs()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::from(d.subsec_nanos()))
 }
 
 #[cfg(test)]

@@ -8,6 +8,8 @@
 
 use std::time::Duration;
 
+use crate::duration::saturating_nanos as whole_nanos;
+
 /// `d` in nanoseconds, as `f64`: `secs * 1e9 + subsec_nanos`.
 ///
 /// Exact below 2^53 ns (about 104 days) and correctly rounded above, in two conversions from
@@ -15,19 +17,6 @@ use std::time::Duration;
 #[inline]
 pub(crate) fn nanos(d: Duration) -> f64 {
     d.as_secs() as f64 * 1e9 + f64::from(d.subsec_nanos())
-}
-
-/// `d` in whole nanoseconds, saturated at `u64::MAX` (584 years): the value of
-/// `u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)`, without 128-bit arithmetic below
-/// 18 446 744 073 s, where `secs * 10^9 + 999 999 999` cannot overflow.
-#[inline(always)]
-pub(crate) fn whole_nanos(d: Duration) -> u64 {
-    let secs = d.as_secs();
-    if secs < 18_446_744_073 {
-        secs * 1_000_000_000 + u64::from(d.subsec_nanos())
-    } else {
-        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-    }
 }
 
 /// [`nanos`] of a duration whose [`whole_nanos`] is `whole`: below 2^53 the two are the same
@@ -387,26 +376,6 @@ mod tests {
         let zero = Limit::new(Duration::ZERO);
         assert_eq!(zero.duration(5.0), Duration::ZERO);
         assert_eq!(zero.duration(f64::INFINITY), Duration::ZERO);
-    }
-
-    #[test]
-    fn whole_nanos_saturates_like_the_u128_conversion() {
-        let cases = [
-            Duration::ZERO,
-            Duration::from_nanos(1),
-            Duration::new(1, 999_999_999),
-            Duration::from_nanos(u64::MAX),
-            Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
-            Duration::new(18_446_744_073, 709_551_615),
-            Duration::new(18_446_744_073, 709_551_616),
-            Duration::new(18_446_744_074, 0),
-            Duration::new(u64::MAX / 1_000_000_000 + 1, 0),
-            Duration::MAX,
-        ];
-        for d in cases {
-            let expected = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-            assert_eq!(whole_nanos(d), expected, "{d:?}");
-        }
     }
 
     #[test]
