@@ -356,11 +356,13 @@ const LAST_PARTS: Nanos = 4_096;
 /// largest sum of `m` in a row is a count some window reaches; and a window that starts in
 /// bucket `j` lies within buckets `j..=j + m + 1`, so the sum of those bounds it. Only the
 /// buckets whose bound beats the reached count can hold a busier window: their times (and
-/// those of the `m + 1` buckets after each) are moved to the front, sorted and slid over, and
-/// the answer is the larger of the two. The answer is the exact one either way; the saving is
-/// that only the few buckets around the peak are sorted. With few retries, a window under 16
-/// ns, or times spread so thinly that the buckets would outnumber a sixteenth of the retries,
-/// everything is sorted.
+/// those of the `m + 1` buckets after each) are moved to the front, and the answer is the
+/// larger of the reached count and theirs. Their answer comes the same way, from buckets 16
+/// times finer (then 256 times), where the bound is closer to the count, and the times left
+/// after the finest pass are sorted and slid over. The answer is the exact one either way; the
+/// saving is that only the times around the peak are sorted. With few retries, a window under
+/// 16 ns (under the parts of a finer pass), or times spread so thinly that the buckets would
+/// outnumber a sixteenth of the retries, everything is sorted.
 fn busiest(times: &mut [Nanos], window: Nanos) -> usize {
     busiest_in_parts(times, window, FIRST_PARTS)
 }
