@@ -360,9 +360,11 @@ const LAST_PARTS: Nanos = 4_096;
 /// larger of the reached count and theirs. Their answer comes the same way, from buckets 16
 /// times finer (then 256 times), where the bound is closer to the count, and the times left
 /// after the finest pass are sorted and slid over. The answer is the exact one either way; the
-/// saving is that only the times around the peak are sorted. With few retries, a window under
-/// 16 ns (under the parts of a finer pass), or times spread so thinly that the buckets would
-/// outnumber a sixteenth of the retries, everything is sorted.
+/// saving is that only the times around the peak are sorted. Times spread over so long that
+/// the buckets would outnumber a sixteenth of the retries are counted in wider buckets, up to
+/// a window wide (`m` is then smaller, down to 1, and the bounds looser). With few retries, a
+/// window under 16 ns (under the parts of a finer pass), or times spread so thinly that even
+/// buckets a window wide would be too many, everything is sorted.
 fn busiest(times: &mut [Nanos], window: Nanos) -> usize {
     busiest_in_parts(times, window, FIRST_PARTS)
 }
@@ -392,17 +394,27 @@ fn busiest_sorted(times: &[Nanos], window: Nanos) -> usize {
 }
 
 /// [`busiest`] with a coarse pass of buckets of the largest power of two at most `window /
-/// parts` nanoseconds, or `None` if the buckets would be too many.
+/// parts` nanoseconds, or wider ones (up to the window) if those would outnumber the room for
+/// buckets; `None` if even buckets a window wide would.
 fn busiest_coarse_first(times: &mut [Nanos], window: Nanos, parts: Nanos) -> Option<usize> {
+    if u32::try_from(times.len()).is_err() {
+        return None;
+    }
     let (lo, hi) = times
         .iter()
         .fold((Nanos::MAX, 0), |(lo, hi), &t| (lo.min(t), hi.max(t)));
-    let shift = (window / parts).ilog2();
-    let m = usize::try_from(window >> shift).ok()?;
-    let buckets = usize::try_from((hi - lo) >> shift).ok()?.checked_add(1)?;
-    if buckets > (times.len() / 16).max(MIN_BUCKETS) || u32::try_from(times.len()).is_err() {
-        return None;
+    let room = (times.len() / 16).max(MIN_BUCKETS) as u64;
+    // Wider buckets until they fit: `m` stays at least 1, so the bounds below hold, only
+    // looser; the next pass is as fine as it would have been.
+    let mut shift = (window / parts).ilog2();
+    while (hi - lo) >> shift >= room {
+        shift += 1;
+        if shift > window.ilog2() {
+            return None;
+        }
     }
+    let m = usize::try_from(window >> shift).ok()?;
+    let buckets = usize::try_from((hi - lo) >> shift).ok()? + 1;
     let bucket = |t: Nanos| ((t - lo) >> shift) as usize;
     let (reached, marked) = {
         let mut counts = vec![0u32; buckets];
@@ -555,6 +567,20 @@ mod tests {
                 (0..n).map(|i| (i as Nanos % 300) * 1_024).collect(),
             ),
         ];
+        // Spread over a thousand windows of 1 ms, with bursts: the first pass counts in
+        // buckets wider than a sixteenth of the window, down to a window wide for the widest.
+        sets.push((
+            "long, wider buckets",
+            (0..n)
+                .map(|i| {
+                    if i % 5 == 0 {
+                        (i as Nanos % 7) * 150_000_000 + rng.next_u64() % 3_000_000
+                    } else {
+                        rng.next_u64() % 1_000_000_000
+                    }
+                })
+                .collect(),
+        ));
         // Spread so thin that everything is sorted.
         sets.push((
             "sparse",
