@@ -157,7 +157,7 @@ SIZE_RUNS = 3
 
 
 def stats(args):
-    """`stagger simulate ... --stats`, run SIZE_RUNS times, interleaved with nothing else: the
+    """`stagger simulate ... --stats`, run SIZE_RUNS times one after another: the
     run of median wall time, as (events, seconds, peak MiB, events/s). The events are the same
     in every run (a fixed seed); only the machine's speed moves."""
     runs = sorted((stats_once(args) for _ in range(SIZE_RUNS)), key=lambda r: r[1])

@@ -142,7 +142,7 @@ impl<E> EventQueue<E> {
         occupied &= !(1 << b);
         let mut bucket = std::mem::take(&mut self.later[b]);
         if bucket.len() == 1 {
-            // Half of all spreads on the published workloads: the one event is the next.
+            // About half of all spreads on the outage workload: the one event is the next.
             let entry = bucket.pop()?;
             self.now = entry.0;
             self.occupied = occupied;

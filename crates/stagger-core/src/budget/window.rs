@@ -121,7 +121,7 @@ impl<const N: usize> Window<N> {
         }
     }
 
-    /// The slot number of `t` since the origin ([`nanos`] over the slot).
+    /// The slot number of `t` since the origin (its nanoseconds over the slot's).
     #[inline]
     fn epoch(&self, t: Timestamp) -> u64 {
         t.as_nanos() / self.slot_ns
