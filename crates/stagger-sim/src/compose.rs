@@ -2153,13 +2153,8 @@ impl HostCounts {
 /// The attempts a budget refused so far, as the metrics count the give-ups: retries
 /// (`budget-exhausted`) and, for a budget that refuses first attempts, those.
 fn budget_refusals(metrics: &Metrics) -> u64 {
-    [
-        StopReason::BudgetExhausted.name(),
-        StopReason::BudgetRefusedFirstAttempt.name(),
-    ]
-    .iter()
-    .map(|reason| metrics.give_ups.get(reason).copied().unwrap_or(0))
-    .sum()
+    metrics.gave_up_for(StopReason::BudgetExhausted)
+        + metrics.gave_up_for(StopReason::BudgetRefusedFirstAttempt)
 }
 
 impl<'a> Loop<'a> {
@@ -3312,7 +3307,7 @@ impl<'a> Loop<'a> {
         let requests = self.metrics.first_tries;
         let unfinished = self.requests.live() as u64;
         if unfinished > 0 {
-            *self.metrics.give_ups.entry("unfinished").or_default() += unfinished;
+            self.metrics.gave_up_as("unfinished", unfinished);
         }
         let mut row = self.metrics.row(
             self.strategy.name(),

@@ -32,8 +32,12 @@ pub struct Metrics {
     retry_times: RetryTimes,
     /// Latency of successful requests, in microseconds.
     pub latency_us: Histogram<u64>,
-    /// Requests given up, by reason.
-    pub give_ups: BTreeMap<&'static str, u64>,
+    /// Requests given up, by the engine's reason: [`stop_slot`]'s order, counted without a
+    /// look-up by name, for the many runs where every request gives up.
+    stops: [u64; STOP_SLOTS],
+    /// Requests given up for any other reason (`unfinished`, and reasons [`stop_slot`] does
+    /// not know), by name.
+    other_give_ups: BTreeMap<&'static str, u64>,
     /// Events the run processed.
     pub events: u64,
 }
@@ -99,7 +103,8 @@ impl Metrics {
             retries: 0,
             retry_times,
             latency_us: Self::histogram(),
-            give_ups: BTreeMap::new(),
+            stops: [0; STOP_SLOTS],
+            other_give_ups: BTreeMap::new(),
             events: 0,
         }
     }
@@ -168,8 +173,39 @@ impl Metrics {
     }
 
     /// A request gave up.
+    #[inline]
     pub fn gave_up(&mut self, reason: StopReason) {
-        *self.give_ups.entry(reason.name()).or_default() += 1;
+        match stop_slot(reason) {
+            Some(slot) => self.stops[slot] += 1,
+            None => self.gave_up_as(reason.name(), 1),
+        }
+    }
+
+    /// `n` requests gave up, for the reason called `name` (such as `unfinished`: still running
+    /// when the run ended).
+    pub fn gave_up_as(&mut self, name: &'static str, n: u64) {
+        *self.other_give_ups.entry(name).or_default() += n;
+    }
+
+    /// The requests given up so far for `reason`.
+    #[must_use]
+    pub fn gave_up_for(&self, reason: StopReason) -> u64 {
+        match stop_slot(reason) {
+            Some(slot) => self.stops[slot],
+            None => self.other_give_ups.get(reason.name()).copied().unwrap_or(0),
+        }
+    }
+
+    /// The requests given up so far, by the name of their reason (reasons with none left out).
+    #[must_use]
+    pub fn give_ups(&self) -> BTreeMap<&'static str, u64> {
+        let mut all = self.other_give_ups.clone();
+        for (reason, &n) in STOPS.iter().zip(&self.stops) {
+            if n > 0 {
+                *all.entry(reason.name()).or_default() += n;
+            }
+        }
+        all
     }
 
     /// The largest share of all retries sent within any one window (the window these metrics
@@ -215,7 +251,7 @@ impl Metrics {
             first_tries: self.first_tries,
             attempts: self.attempts,
             successes: self.successes,
-            give_ups: self.give_ups.clone(),
+            give_ups: self.give_ups(),
             events: self.events,
             writes_per_round: None,
             completion_ms: None,
@@ -328,6 +364,47 @@ pub struct ResultRow {
     /// `partition`: host B, which fails each attempt independently at the failure rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_b: Option<HostFigures>,
+}
+
+/// The engine's reasons to give up that [`Metrics`] counts in slots, one of each kind.
+const STOPS: [StopReason; STOP_SLOTS] = [
+    StopReason::Deadline,
+    StopReason::AttemptLimit,
+    StopReason::NotRetryable,
+    StopReason::NotIdempotent,
+    StopReason::WaitExceedsDeadline {
+        wait: std::time::Duration::ZERO,
+        remaining: std::time::Duration::ZERO,
+    },
+    StopReason::ServerWaitTooLong {
+        asked: std::time::Duration::ZERO,
+        limit: std::time::Duration::ZERO,
+    },
+    StopReason::BudgetExhausted,
+    StopReason::BudgetRefusedFirstAttempt,
+    StopReason::OuterLayerOwnsRecovery,
+    StopReason::InvalidConfig,
+];
+
+/// How many reasons [`Metrics`] counts in slots.
+const STOP_SLOTS: usize = 10;
+
+/// `reason`'s slot in [`STOPS`], or `None` for a reason the engine added since.
+#[inline]
+fn stop_slot(reason: StopReason) -> Option<usize> {
+    Some(match reason {
+        StopReason::Deadline => 0,
+        StopReason::AttemptLimit => 1,
+        StopReason::NotRetryable => 2,
+        StopReason::NotIdempotent => 3,
+        StopReason::WaitExceedsDeadline { .. } => 4,
+        StopReason::ServerWaitTooLong { .. } => 5,
+        StopReason::BudgetExhausted => 6,
+        StopReason::BudgetRefusedFirstAttempt => 7,
+        StopReason::OuterLayerOwnsRecovery => 8,
+        StopReason::InvalidConfig => 9,
+        _ => return None,
+    })
 }
 
 /// Below this many retries, sorting them all is as quick as anything.
@@ -632,6 +709,33 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn give_ups_are_counted_by_the_name_of_their_reason() {
+        for (slot, reason) in STOPS.iter().enumerate() {
+            assert_eq!(stop_slot(*reason), Some(slot), "{reason:?}");
+        }
+        let names: std::collections::BTreeSet<_> = STOPS.iter().map(StopReason::name).collect();
+        assert_eq!(names.len(), STOP_SLOTS, "one slot per reason");
+        let mut m = Metrics::new(10);
+        m.gave_up(StopReason::Deadline);
+        m.gave_up(StopReason::WaitExceedsDeadline {
+            wait: std::time::Duration::from_secs(3),
+            remaining: std::time::Duration::from_secs(1),
+        });
+        m.gave_up(StopReason::Deadline);
+        m.gave_up_as("unfinished", 4);
+        assert_eq!(m.gave_up_for(StopReason::Deadline), 2);
+        assert_eq!(m.gave_up_for(StopReason::BudgetExhausted), 0);
+        let want: BTreeMap<&str, u64> = [
+            ("deadline", 2),
+            ("unfinished", 4),
+            ("wait-exceeds-deadline", 1),
+        ]
+        .into();
+        assert_eq!(m.give_ups(), want);
+        assert_eq!(m.row("p".into(), None).give_ups, want);
     }
 
     #[test]
