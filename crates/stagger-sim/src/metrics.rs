@@ -367,7 +367,7 @@ pub struct ResultRow {
 }
 
 /// The engine's reasons to give up that [`Metrics`] counts in slots, one of each kind.
-const STOPS: [StopReason; STOP_SLOTS] = [
+const STOPS: [StopReason; 10] = [
     StopReason::Deadline,
     StopReason::AttemptLimit,
     StopReason::NotRetryable,
@@ -387,7 +387,7 @@ const STOPS: [StopReason; STOP_SLOTS] = [
 ];
 
 /// How many reasons [`Metrics`] counts in slots.
-const STOP_SLOTS: usize = 10;
+const STOP_SLOTS: usize = STOPS.len();
 
 /// `reason`'s slot in [`STOPS`], or `None` for a reason the engine added since.
 #[inline]

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use crate::duration::saturating_nanos as whole_nanos;
+use crate::duration::saturating_nanos;
 
 /// `d` in nanoseconds, as `f64`: `secs * 1e9 + subsec_nanos`.
 ///
@@ -19,7 +19,7 @@ pub(crate) fn nanos(d: Duration) -> f64 {
     d.as_secs() as f64 * 1e9 + f64::from(d.subsec_nanos())
 }
 
-/// [`nanos`] of a duration whose [`whole_nanos`] is `whole`: below 2^53 the two are the same
+/// [`nanos`] of a duration whose [`saturating_nanos`] is `whole`: below 2^53 the two are the same
 /// exact value, converted in one signed instruction instead of two unsigned sequences.
 #[inline(always)]
 fn nanos_given(d: Duration, whole: u64) -> f64 {
@@ -80,7 +80,7 @@ impl Limit {
 
     #[inline(always)]
     pub(crate) fn new(max: Duration) -> Self {
-        Self::with_nanos(max, whole_nanos(max))
+        Self::with_nanos(max, saturating_nanos(max))
     }
 
     #[inline(always)]
@@ -159,7 +159,7 @@ pub(crate) struct Curve {
 impl Curve {
     #[inline(always)]
     pub(crate) fn new(base: Duration, factor: f64, cap: Duration) -> Self {
-        let base_whole = whole_nanos(base);
+        let base_whole = saturating_nanos(base);
         let cap = Limit::new(cap);
         let doubles = factor == 2.0;
         Self {
@@ -214,7 +214,8 @@ impl Curve {
         }
     }
 
-    /// The ceiling before retry `retry` (1-based), in nanoseconds: `min(cap, base * factor^(retry-1))`.
+    /// The ceiling before retry `retry` (1-based), in nanoseconds:
+    /// `min(cap, base * factor^(retry-1))`.
     ///
     /// Retry 0 is treated as retry 1. A zero base gives zero for every retry.
     #[inline(always)]
@@ -387,7 +388,7 @@ mod tests {
             near,
             near + Duration::from_nanos(1),
         ] {
-            let whole = whole_nanos(d);
+            let whole = saturating_nanos(d);
             assert_eq!(nanos_given(d, whole).to_bits(), nanos(d).to_bits(), "{d:?}");
         }
         assert_eq!(nanos_given(Duration::MAX, u64::MAX), nanos(Duration::MAX));
