@@ -8,36 +8,55 @@ pub type Nanos = u64;
 /// `d` in nanoseconds, saturating at [`Nanos::MAX`] (about 584 years).
 pub(crate) use stagger_core::duration::saturating_nanos as nanos;
 
-/// The buckets of the queue: one for the current time, one per bit of a [`Nanos`].
-const BUCKETS: usize = Nanos::BITS as usize + 1;
+/// The width in bits of one digit of a time: the queue has a level of buckets per digit.
+const DIGIT: u32 = 8;
+
+/// Buckets per level, one per value of a digit.
+const RADIX: usize = 1 << DIGIT;
+
+/// Levels of buckets, one per digit of a [`Nanos`].
+const LEVELS: usize = Nanos::BITS.div_ceil(DIGIT) as usize;
+
+/// Buckets for the events later than the current time.
+const BUCKETS: usize = LEVELS * RADIX;
+
+/// Words of the bitmap of buckets that hold events.
+const WORDS: usize = BUCKETS.div_ceil(64);
 
 /// The most events a bucket keeps room for once it has been spread.
-const KEEP: usize = 1 << 12;
+const KEEP: usize = 1 << 8;
 
 /// A queue of events of type `E`, popped in order of `(time, sequence)`: earliest first, and
 /// in insertion order among equal times. Nothing depends on the order of a hash map, so a run
 /// is reproducible to the byte.
 ///
 /// Simulated time never goes backwards (an event is never scheduled before the last one
-/// popped), so the queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990): bucket 0
-/// holds the events at the current time, in insertion order, and bucket `i >= 1` the events
-/// whose time first differs from the current time at bit `i - 1`. An event is pushed onto the
-/// end of its bucket; when bucket 0 runs dry, the lowest bucket that is not empty is spread
-/// over the buckets below it, around its earliest time, which becomes the current time. Each
-/// bucket keeps its events in insertion order (a bucket is only ever spread into empty ones),
-/// so events at the same time come out first in, first out, exactly as from a binary heap
-/// ordered by `(time, sequence)`; but every step is a sequential read or write, and an event
-/// moves at most once per bit, which makes it several times faster on large queues.
+/// popped), so the queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on digits
+/// of [`DIGIT`] bits. One list holds the events at the current time, in insertion order. The
+/// others are keyed by the highest digit in which an event's time differs from the current
+/// time (its level) and by the event's value of that digit: every event of a bucket is earlier
+/// than every event of the buckets after it, in the order level by level, digit by digit. An
+/// event is pushed onto the end of its bucket; when the current list runs dry, the first bucket
+/// that is not empty is spread over the levels below it, around its earliest time, which
+/// becomes the current time. Each bucket keeps its events in insertion order (a bucket is only
+/// ever spread into empty ones), so events at the same time come out first in, first out,
+/// exactly as from a binary heap ordered by `(time, sequence)`; but every step is a sequential
+/// read or write, which makes it several times faster than a heap on large queues. An event
+/// moves at most once per digit, 8 times for 8-bit digits: on the outage and open-loop
+/// workloads, 2.0 and 1.8 times per event on average, where a radix heap on single bits moved
+/// it 4.7 and 4.3 times.
 #[derive(Debug)]
 pub struct EventQueue<E> {
     /// The events at `now`, in insertion order.
     current: VecDeque<(Nanos, E)>,
-    /// `later[i]`: the events whose time first differs from `now` at bit `i` (bucket
-    /// `i + 1`), in insertion order.
+    /// `later[level * RADIX + digit]`: the events whose time first differs from `now` in
+    /// the digit `level` (counted from the lowest), where theirs is `digit`, in insertion order.
     later: Vec<Vec<(Nanos, E)>>,
-    /// Bit `i` is set when `later[i]` holds events: the lowest such bucket is found at once,
-    /// not by looking through all 64.
-    occupied: u64,
+    /// Bit `i % 64` of word `i / 64` is set when `later[i]` holds events: the first such
+    /// bucket is found in a few words, not by looking through every bucket.
+    occupied: [u64; WORDS],
+    /// Bit `w` is set when word `w` of `occupied` is not zero.
+    words: u64,
     /// Events pending.
     len: usize,
     sequence: u64,
@@ -63,8 +82,9 @@ impl<E> EventQueue<E> {
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
             current: VecDeque::with_capacity(capacity),
-            later: (1..BUCKETS).map(|_| Vec::new()).collect(),
-            occupied: 0,
+            later: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            occupied: [0; WORDS],
+            words: 0,
             len: 0,
             sequence: 0,
             now: 0,
@@ -90,7 +110,7 @@ impl<E> EventQueue<E> {
     /// How many times the events pending at its peak the queue's buckets may hold room for:
     /// room for the peak in the buckets the events are pushed to (grown by doubling), and
     /// some more in the buckets they move through, which keep room for at most
-    /// 4096 events each once spread.
+    /// 256 events each once spread.
     pub const ROOM: usize = 3;
 
     /// The time of the last event popped.
@@ -103,11 +123,12 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn push(&mut self, time: Nanos, event: E) {
         let time = time.max(self.now);
-        match bit(time ^ self.now) {
+        match bucket(time, self.now) {
             None => self.current.push_back((time, event)),
             Some(b) => {
                 self.later[b].push((time, event));
-                self.occupied |= 1 << b;
+                self.occupied[b / 64] |= 1 << (b % 64);
+                self.words |= 1 << (b / 64);
             }
         }
         self.len += 1;
@@ -130,42 +151,47 @@ impl<E> EventQueue<E> {
         Some(entry)
     }
 
-    /// Moves the clock to the earliest pending event, spreads the lowest bucket around it and
-    /// takes that event out; `None` if nothing is pending.
+    /// Moves the clock to the earliest pending event, spreads the first bucket that holds
+    /// events around it and takes that event out; `None` if nothing is pending.
     #[inline(never)]
     fn advance(&mut self) -> Option<(Nanos, E)> {
-        let mut occupied = self.occupied;
-        if occupied == 0 {
+        if self.words == 0 {
             return None;
         }
-        let b = occupied.trailing_zeros() as usize;
-        occupied &= !(1 << b);
-        let mut bucket = std::mem::take(&mut self.later[b]);
-        if bucket.len() == 1 {
-            // About half of all spreads on the outage workload: the one event is the next.
-            let entry = bucket.pop()?;
+        let w = self.words.trailing_zeros() as usize;
+        let bits = self.occupied[w];
+        let b = w * 64 + bits.trailing_zeros() as usize;
+        // The lowest bit set is cleared: the bucket is emptied now.
+        self.occupied[w] = bits & (bits - 1);
+        if self.occupied[w] == 0 {
+            self.words &= self.words - 1;
+        }
+        // Every time in bucket `b` agrees with the earliest one from its level up, so it
+        // lands in a lower level (a bucket before `b`), all of whose buckets are empty.
+        let (lower, rest) = self.later.split_at_mut(b);
+        let spread = rest.first_mut()?;
+        if spread.len() == 1 {
+            // Three spreads in four on the outage workload: the one event is the next.
+            let entry = spread.pop()?;
             self.now = entry.0;
-            self.occupied = occupied;
-            self.later[b] = bucket;
             return Some(entry);
         }
-        let now = bucket.iter().map(|&(t, _)| t).min()?;
+        let now = spread.iter().map(|&(t, _)| t).min()?;
         self.now = now;
-        for (time, event) in bucket.drain(..) {
-            // Every time in bucket `b` agrees with `now` above bit `b`, so it lands below.
-            match bit(time ^ now) {
+        for (time, event) in spread.drain(..) {
+            match bucket(time, now) {
                 None => self.current.push_back((time, event)),
                 Some(to) => {
-                    self.later[to].push((time, event));
-                    occupied |= 1 << to;
+                    lower[to].push((time, event));
+                    self.occupied[to / 64] |= 1 << (to % 64);
+                    self.words |= 1 << (to / 64);
                 }
             }
         }
-        self.occupied = occupied;
         // Keep a small bucket's room for its next events; a large one's goes back to the
         // allocator, or every bucket would keep room for the peak it once held.
-        if bucket.capacity() <= KEEP {
-            self.later[b] = bucket;
+        if spread.capacity() > KEEP {
+            *spread = Vec::new();
         }
         self.current.pop_front()
     }
@@ -189,10 +215,14 @@ impl<E> EventQueue<E> {
     }
 }
 
-/// The highest bit set in `x`, `None` for 0.
+/// The bucket of an event at `time` when the current time is `now`, `None` if they are equal:
+/// the level is the highest digit in which they differ, and the bucket within the level is the
+/// event's value of that digit.
 #[inline]
-fn bit(x: u64) -> Option<usize> {
-    x.checked_ilog2().map(|b| b as usize)
+fn bucket(time: Nanos, now: Nanos) -> Option<usize> {
+    let level = (time ^ now).checked_ilog2()? / DIGIT;
+    let digit = (time >> (level * DIGIT)) as usize % RADIX;
+    Some(level as usize * RADIX + digit)
 }
 
 #[cfg(test)]
