@@ -104,7 +104,7 @@ use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
 use crate::metrics::{HostFigures, Metrics, ResultRow};
 use crate::pool::{Replica, Waiting};
 use crate::queue::{EventQueue, Nanos, nanos};
-use crate::strategy::{SimBudget, Strategy, client_budget_bytes};
+use crate::strategy::{PolicyTemplate, SimBudget, Strategy, client_budget_bytes};
 pub use crate::timeline::{Load, Timeline};
 use crate::timeline::{Profile, Series};
 use crate::workload::call::{Call, HedgedCall, Next, Settled, Step};
@@ -1821,6 +1821,7 @@ impl Composed {
         let mut world = SeededRng::new(seed);
         let _stream = world.fork();
         let shared = strategy.shared_unlimited();
+        let template = PolicyTemplate::new(&strategy.policy)?;
         let settings = self.settings();
         let fails = self.dependency.failure_rate >= 1.0;
         for _ in 0..self.clients.count() {
@@ -1828,7 +1829,7 @@ impl Composed {
                 Some(none) => none.clone(),
                 None => strategy.client_budget(world.fork()),
             };
-            let mut call = Call::start(strategy, world.fork(), budget, settings, 0)?;
+            let mut call = Call::start(template.start(world.fork()), budget, settings, 0);
             metrics.first_try();
             let mut at = 0;
             loop {
@@ -2030,6 +2031,8 @@ const POOL_STREAM: u64 = 0x7265_706c_6963_6173;
 struct Loop<'a> {
     model: &'a Composed,
     strategy: &'a Strategy,
+    /// The strategy's policy, built once: each request runs a copy.
+    template: PolicyTemplate,
     /// The inner layers, outermost first.
     layers: &'a [Layer],
     /// The inner layers' budget: none.
@@ -2302,6 +2305,7 @@ impl<'a> Loop<'a> {
         let mut run = Self {
             model,
             strategy,
+            template: PolicyTemplate::new(&strategy.policy)?,
             layers,
             no_budget: None,
             layer_rngs: SeededRng::new(seed ^ LAYER_STREAM).fork(),
@@ -2590,10 +2594,9 @@ impl<'a> Loop<'a> {
             // A hedged request that may meet a server's wait gets its spread's generator now.
             let spread = tells_waits.then(|| source.policies.fork());
             let call = HedgedCall::start(
-                self.strategy,
+                self.template.start(rng),
                 hedging,
                 measured,
-                rng,
                 spread,
                 budget,
                 self.settings,
@@ -2621,12 +2624,12 @@ impl<'a> Loop<'a> {
             return Ok(());
         }
         let mut call = Call::start(
-            self.strategy,
-            policy_rng.unwrap_or_else(|| source.policies.fork()),
+            self.template
+                .start(policy_rng.unwrap_or_else(|| source.policies.fork())),
             budget,
             self.settings,
             now,
-        )?;
+        );
         if self.model.per_request() && tells_waits {
             call = call.spread(source.policies.fork());
         }
@@ -2699,12 +2702,11 @@ impl<'a> Loop<'a> {
                 settings = settings.with_timeout(within);
             }
             let mut call = Call::start(
-                &Strategy::of(layer.policy),
-                self.layer_rngs.fork(),
+                layer.policy.running(self.layer_rngs.fork())?,
                 self.no_budget.clone(),
                 settings,
                 now,
-            )?;
+            );
             call.nest();
             if let Driven::Retried { inner, .. } = &mut request.run {
                 inner.push(call);

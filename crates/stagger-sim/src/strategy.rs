@@ -69,6 +69,37 @@ impl SimPolicy {
     }
 }
 
+/// A [`SimPolicy`] built once, from which each request takes a running copy with a generator
+/// of its own ([`AnyPolicy::with_rng`](stagger_core::AnyPolicy::with_rng)). Building checks
+/// the configuration and precomputes the curve: once per run, not once per request.
+#[derive(Debug)]
+pub(crate) struct PolicyTemplate(RunningPolicy);
+
+impl PolicyTemplate {
+    /// The template of `policy`.
+    ///
+    /// # Errors
+    ///
+    /// The catalog configuration's error, if it is invalid.
+    pub(crate) fn new(policy: &SimPolicy) -> Result<Self, stagger_core::ConfigError> {
+        Ok(Self(policy.running(SeededRng::new(0))?))
+    }
+
+    /// A running copy drawing from `rng`, as [`SimPolicy::running`] would build it.
+    #[inline]
+    pub(crate) fn start(&self, rng: SeededRng) -> RunningPolicy {
+        match &self.0 {
+            RunningPolicy::Catalog(policy) => RunningPolicy::Catalog(policy.with_rng(rng)),
+            RunningPolicy::Clamped(policy) => RunningPolicy::Clamped(ClampedDecorrelated {
+                base: policy.base,
+                cap: policy.cap,
+                sleep: policy.base,
+                rng,
+            }),
+        }
+    }
+}
+
 /// A running [`SimPolicy`].
 #[derive(Debug)]
 pub(crate) enum RunningPolicy {

@@ -225,9 +225,93 @@ impl std::str::FromStr for AnyConfig {
     }
 }
 
+impl<R> AnyPolicy<R> {
+    /// The same policy, as built from its configuration, drawing from `rng` instead.
+    ///
+    /// This is how many clients of one configuration each get a policy of their own without
+    /// building it again for every client: build one with [`PolicyConfig::build`], which
+    /// checks the configuration and precomputes the curve, then hand each client a copy with
+    /// its own generator. A copy starts afresh: the state a decorrelated policy keeps between
+    /// attempts (its previous delay) is the built one, not the state `self` reached. The
+    /// generator is the only thing that differs, so two copies given generators seeded alike
+    /// draw the same delays, and copies given the same generator's clones would move in
+    /// lockstep: give each its own.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, PolicyKind, SeededRng};
+    ///
+    /// let config = AnyConfig::from(PolicyKind::DecorrelatedJitter);
+    /// let template = config.build(SeededRng::new(0))?;
+    /// let mut copy = template.with_rng(SeededRng::new(7));
+    /// let mut built = config.build(SeededRng::new(7))?;
+    /// for attempt in 1..6 {
+    ///     let failure = Failure::Timeout;
+    ///     assert_eq!(copy.next_delay(attempt, &failure), built.next_delay(attempt, &failure));
+    /// }
+    /// # Ok::<(), stagger_core::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn with_rng<R2: Rng>(&self, rng: R2) -> AnyPolicy<R2> {
+        match self {
+            Self::Constant(p) => AnyPolicy::Constant(*p),
+            Self::Linear(p) => AnyPolicy::Linear(*p),
+            Self::Exponential(p) => AnyPolicy::Exponential(p.with_rng(rng)),
+            Self::ExponentialFullJitter(p) => AnyPolicy::ExponentialFullJitter(p.with_rng(rng)),
+            Self::ExponentialEqualJitter(p) => AnyPolicy::ExponentialEqualJitter(p.with_rng(rng)),
+            Self::DecorrelatedJitter(p) => AnyPolicy::DecorrelatedJitter(p.with_rng(rng)),
+            Self::DecorrelatedJitterV2(p) => AnyPolicy::DecorrelatedJitterV2(p.with_rng(rng)),
+            Self::ExponentialSubtractiveJitter(p) => {
+                AnyPolicy::ExponentialSubtractiveJitter(p.with_rng(rng))
+            }
+            Self::ExponentialProportionalJitter(p) => {
+                AnyPolicy::ExponentialProportionalJitter(p.with_rng(rng))
+            }
+            Self::Immediate(p) => AnyPolicy::Immediate(*p),
+            Self::NoRetry(p) => AnyPolicy::NoRetry(*p),
+        }
+    }
+}
+
 impl<R: Rng> Policy for AnyPolicy<R> {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
         each_policy!(Self, self, p => p.next_delay(attempt, failure))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::SeededRng;
+
+    /// A copy made with [`AnyPolicy::with_rng`] draws what a policy built from the same
+    /// configuration with the same generator draws, even when the template has been used
+    /// (and a decorrelated one has moved away from its start).
+    #[test]
+    fn a_copy_with_a_generator_is_the_policy_built_with_it() {
+        let failures = [Failure::Timeout, Failure::Retryable, Failure::Timeout];
+        for kind in PolicyKind::ALL {
+            // Past the default attempt limits, where no-retry (which has none) allows it. The
+            // copies start at attempt 3, where a decorrelated policy uses the state it kept.
+            let config = AnyConfig::from(kind);
+            let config = config.set(Param::MaxAttempts(12)).unwrap_or(config);
+            let mut template = config.build(SeededRng::new(1)).expect("valid");
+            for attempt in 1..8 {
+                let _ = template.next_delay(attempt, &Failure::Timeout);
+            }
+            for seed in [0, 7, u64::MAX] {
+                let mut copy = template.with_rng(SeededRng::new(seed));
+                let mut built = config.build(SeededRng::new(seed)).expect("valid");
+                for (i, attempt) in (3..14).chain(1..5).enumerate() {
+                    let failure = &failures[i % failures.len()];
+                    assert_eq!(
+                        copy.next_delay(attempt, failure),
+                        built.next_delay(attempt, failure),
+                        "{kind:?}, seed {seed}, attempt {attempt}"
+                    );
+                }
+            }
+        }
     }
 }

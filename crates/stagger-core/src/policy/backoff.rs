@@ -244,6 +244,15 @@ impl<S: Spread, R> CurvePolicy<S, R> {
     }
 }
 
+impl<S: Spread, R> CurvePolicy<S, R> {
+    /// The same policy drawing from `rng`: see [`AnyPolicy::with_rng`](super::AnyPolicy::with_rng).
+    #[must_use]
+    #[inline]
+    pub fn with_rng<R2: Rng>(&self, rng: R2) -> CurvePolicy<S, R2> {
+        CurvePolicy::new(self.curve, self.max_attempts, self.spread, rng)
+    }
+}
+
 impl<S: Spread, R: Rng> Policy for CurvePolicy<S, R> {
     #[inline(always)]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {

@@ -114,6 +114,23 @@ pub struct DecorrelatedJitterPolicy<R> {
     rng: R,
 }
 
+impl<R> DecorrelatedJitterPolicy<R> {
+    /// The same policy drawing from `rng`, as built (its previous delay back at the base):
+    /// see [`AnyPolicy::with_rng`](super::AnyPolicy::with_rng).
+    #[must_use]
+    #[inline]
+    pub fn with_rng<R2: Rng>(&self, rng: R2) -> DecorrelatedJitterPolicy<R2> {
+        DecorrelatedJitterPolicy {
+            base_ns: self.base_ns,
+            cap_ns: self.cap_ns,
+            cap: self.cap,
+            max_attempts: self.max_attempts,
+            prev_ns: self.base_ns,
+            rng,
+        }
+    }
+}
+
 impl<R: Rng> Policy for DecorrelatedJitterPolicy<R> {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {

@@ -147,6 +147,22 @@ pub struct DecorrelatedJitterV2Policy<R> {
     rng: R,
 }
 
+impl<R> DecorrelatedJitterV2Policy<R> {
+    /// The same policy drawing from `rng`, as built (back at the start of the curve): see
+    /// [`AnyPolicy::with_rng`](super::AnyPolicy::with_rng).
+    #[must_use]
+    #[inline]
+    pub fn with_rng<R2: Rng>(&self, rng: R2) -> DecorrelatedJitterV2Policy<R2> {
+        DecorrelatedJitterV2Policy {
+            base_ns: self.base_ns,
+            cap: self.cap,
+            max_attempts: self.max_attempts,
+            prev: 0.0,
+            rng,
+        }
+    }
+}
+
 impl<R: Rng> Policy for DecorrelatedJitterV2Policy<R> {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {

@@ -10,7 +10,7 @@ use stagger_core::{Failure, SeededRng, Timestamp};
 use crate::error::SimError;
 use crate::metrics::Metrics;
 use crate::queue::{Nanos, nanos};
-use crate::strategy::{RunningPolicy, SimBudget, Strategy};
+use crate::strategy::{RunningPolicy, SimBudget};
 
 /// A request in flight: its engine run, which holds its running policy, and when it started.
 pub(crate) struct Call {
@@ -37,20 +37,18 @@ impl Call {
         size_of::<Self>() as u64
     }
 
-    /// A request of `strategy` starting at `now`, with its own generator and its client's
+    /// A request running `policy` (with its own generator) from `now`, with its client's
     /// budget.
     pub(crate) fn start(
-        strategy: &Strategy,
-        rng: SeededRng,
+        policy: RunningPolicy,
         budget: SimBudget,
         options: Settings,
         now: Nanos,
-    ) -> Result<Self, SimError> {
-        let policy = strategy.policy.running(rng)?;
-        Ok(Self {
+    ) -> Self {
+        Self {
             run: Run::with_budget(policy, budget, options, at(now)),
             started: now,
-        })
+        }
     }
 
     /// Gives the request a generator of its own for the spread above a server's wait
@@ -203,22 +201,19 @@ pub(crate) enum Step {
 }
 
 impl HedgedCall {
-    /// A request of `strategy` hedging by `hedging` from `now`, with its client's budget;
+    /// A request running `policy` hedging by `hedging` from `now`, with its client's budget;
     /// `measured` is the hedge delay its client measured, for a delay at a quantile; `spread`,
     /// if given, the generator for the spread above a server's wait.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn start(
-        strategy: &Strategy,
+        policy: RunningPolicy,
         hedging: Hedging,
         measured: Option<Duration>,
-        rng: SeededRng,
         spread: Option<SeededRng>,
         budget: SimBudget,
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
         hedging.validate()?;
-        let policy = strategy.policy.running(rng)?;
         let mut run = Run::with_budget(policy, budget, options, at(now));
         if let Some(spread) = spread {
             run.set_rng(spread);

@@ -91,7 +91,7 @@ use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, grown};
 use crate::metrics::{Metrics, ResultRow};
 use crate::queue::{Nanos, nanos};
-use crate::strategy::{SimPolicy, Strategy};
+use crate::strategy::{PolicyTemplate, SimPolicy, Strategy};
 
 /// The contention workload's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -483,6 +483,7 @@ impl Workload for Contention {
         // are kept, out of order.
         let mut metrics = Metrics::unordered(nanos(self.window), 0);
         let zig = Ziggurat::new();
+        let template = PolicyTemplate::new(&strategy.policy)?;
         // Reused from round to round.
         let mut calls: Vec<Call> = Vec::with_capacity(clients);
         let mut read_at: Vec<Nanos> = vec![0; clients];
@@ -495,7 +496,8 @@ impl Workload for Contention {
             calls.clear();
             for c in 0..clients {
                 let budget = strategy.client_budget(round.fork());
-                let mut call = Call::start(strategy, round.fork(), budget, Settings::new(), 0)?;
+                let mut call =
+                    Call::start(template.start(round.fork()), budget, Settings::new(), 0);
                 metrics.first_try();
                 if call.begin(0, &mut metrics).is_some() {
                     send(c, 0, &mut net, &mut read_at, &mut pending);
