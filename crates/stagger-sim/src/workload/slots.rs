@@ -24,7 +24,9 @@ impl<T> Slots<T> {
     #[inline]
     pub(crate) fn insert(&mut self, value: T) -> u32 {
         if let Some(slot) = self.free.pop() {
-            self.slots[slot as usize] = Some(value);
+            // A free slot is empty: filling it drops nothing (an assignment would look for
+            // a value to drop first).
+            self.slots[slot as usize].get_or_insert(value);
             slot
         } else {
             self.slots.push(Some(value));
