@@ -32,7 +32,7 @@ const KEEP: usize = 1 << 8;
 ///
 /// Simulated time never goes backwards (an event is never scheduled before the last one
 /// popped), so the queue is a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan, 1990) on digits
-/// of [`DIGIT`] bits. One list holds the events at the current time, in insertion order. The
+/// of 8 bits. One list holds the events at the current time, in insertion order. The
 /// others are keyed by the highest digit in which an event's time differs from the current
 /// time (its level) and by the event's value of that digit: every event of a bucket is earlier
 /// than every event of the buckets after it, in the order level by level, digit by digit. An
