@@ -254,6 +254,54 @@ mod tests {
         assert_eq!(q.pop(), Some((10, 2)));
     }
 
+    /// Times on both sides of digit boundaries (where an event changes level), ties among
+    /// them and the end of time, pushed out of order and between pops, against the
+    /// definition: a binary heap of `(time, sequence)`.
+    #[test]
+    fn digit_boundaries_and_the_end_of_time() {
+        let edges = [
+            0,
+            1,
+            255,
+            256,
+            257,
+            511,
+            512,
+            65_535,
+            65_536,
+            65_537,
+            (1 << 32) - 1,
+            1 << 32,
+            u64::MAX - 256,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let mut q = EventQueue::new();
+        let mut reference = BinaryHeap::new();
+        let mut sequence = 0u64;
+        let mut push = |q: &mut EventQueue<usize>, reference: &mut BinaryHeap<_>, t, e| {
+            q.push(t, e);
+            reference.push(Reverse((t, sequence, e)));
+            sequence += 1;
+        };
+        for (i, &t) in edges.iter().rev().enumerate() {
+            push(&mut q, &mut reference, t, i);
+            push(&mut q, &mut reference, t, 100 + i);
+        }
+        let mut pops = 0;
+        while let Some(Reverse((t, _, e))) = reference.pop() {
+            assert_eq!(q.pop(), Some((t, e)), "pop {pops}");
+            pops += 1;
+            // As a run goes: one more event now, and one a digit later.
+            if pops < 20 {
+                push(&mut q, &mut reference, t, 1000 + e);
+                push(&mut q, &mut reference, t.saturating_add(256), 2000 + e);
+            }
+        }
+        assert_eq!(pops, 2 * edges.len() + 2 * 19);
+        assert!(q.is_empty() && q.pop().is_none());
+    }
+
     /// The order of a binary heap of `(time, sequence)`, the queue's definition, on random
     /// pushes interleaved with pops: coarse times (many ties), fine ones, far ones, and the
     /// largest time.
