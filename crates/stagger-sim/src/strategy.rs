@@ -57,14 +57,9 @@ impl SimPolicy {
     ) -> Result<RunningPolicy, stagger_core::ConfigError> {
         Ok(match *self {
             Self::Catalog(config) => RunningPolicy::Catalog(config.build(rng)?),
-            Self::AwsDecorrelatedClamped { base, cap } => {
-                RunningPolicy::Clamped(ClampedDecorrelated {
-                    base: base.as_secs_f64(),
-                    cap: cap.as_secs_f64(),
-                    sleep: base.as_secs_f64(),
-                    rng,
-                })
-            }
+            Self::AwsDecorrelatedClamped { base, cap } => RunningPolicy::Clamped(
+                ClampedDecorrelated::new(base.as_secs_f64(), cap.as_secs_f64(), rng),
+            ),
         })
     }
 }
@@ -90,12 +85,9 @@ impl PolicyTemplate {
     pub(crate) fn start(&self, rng: SeededRng) -> RunningPolicy {
         match &self.0 {
             RunningPolicy::Catalog(policy) => RunningPolicy::Catalog(policy.with_rng(rng)),
-            RunningPolicy::Clamped(policy) => RunningPolicy::Clamped(ClampedDecorrelated {
-                base: policy.base,
-                cap: policy.cap,
-                sleep: policy.base,
-                rng,
-            }),
+            RunningPolicy::Clamped(policy) => {
+                RunningPolicy::Clamped(ClampedDecorrelated::new(policy.base, policy.cap, rng))
+            }
         }
     }
 }
@@ -126,6 +118,18 @@ pub(crate) struct ClampedDecorrelated {
     cap: f64,
     sleep: f64,
     rng: SeededRng,
+}
+
+impl ClampedDecorrelated {
+    /// The policy between `base` and `cap` seconds, at its start, drawing from `rng`.
+    fn new(base: f64, cap: f64, rng: SeededRng) -> Self {
+        Self {
+            base,
+            cap,
+            sleep: base,
+            rng,
+        }
+    }
 }
 
 impl Policy for ClampedDecorrelated {

@@ -24,9 +24,10 @@ impl<T> Slots<T> {
     #[inline]
     pub(crate) fn insert(&mut self, value: T) -> u32 {
         if let Some(slot) = self.free.pop() {
-            // A free slot is empty: filling it drops nothing (an assignment would look for
-            // a value to drop first).
-            self.slots[slot as usize].get_or_insert(value);
+            // A free slot is empty, so filling it drops nothing.
+            let entry = &mut self.slots[slot as usize];
+            debug_assert!(entry.is_none(), "slot {slot} is on the free list but full");
+            entry.get_or_insert(value);
             slot
         } else {
             self.slots.push(Some(value));
