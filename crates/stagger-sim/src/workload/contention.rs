@@ -383,17 +383,22 @@ impl Writes {
 
     #[inline]
     fn replay(&mut self, c: usize, key: [u64; 2]) {
+        let keys = &mut self.key[..];
+        // The tree's length is a power of two, so masking an index keeps it in bounds without
+        // a check per level (every index here is below the length anyway).
+        let mask = keys.len() - 1;
+        debug_assert!(keys.len().is_power_of_two());
         let mut node = self.leaves + c;
-        self.key[node] = key;
+        keys[node] = key;
         let [mut time, mut tag] = key;
         while node > 1 {
-            let [t, g] = self.key[node ^ 1];
+            let [t, g] = keys[(node ^ 1) & mask];
             // Which side wins is a coin flip that a branch predictor cannot learn: select.
             let take = (t < time) | ((t == time) & (g < tag));
             time = std::hint::select_unpredictable(take, t, time);
             tag = std::hint::select_unpredictable(take, g, tag);
             node >>= 1;
-            self.key[node] = [time, tag];
+            keys[node & mask] = [time, tag];
         }
     }
 }
