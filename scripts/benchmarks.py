@@ -32,10 +32,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release", "stagger")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# The delay bench takes a fraction of a second; this machine's speed moves between a fast and
-# a slow state within seconds, so one run of it can land in either. Its figures are the median
-# of this many runs.
-DELAY_RUNS = 9
+# This machine's speed moves between a fast and a slow state, and a row of the delay bench at
+# divan's defaults is timed for a fraction of a millisecond, so one run can land in either. Each
+# row is timed for at least DELAY_MIN_TIME seconds, and its figures are the median of this many
+# runs, each a separate process.
+DELAY_RUNS = 15
+DELAY_MIN_TIME = "0.05"
 
 UNITS = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -112,11 +114,12 @@ def divan(binary, bench, runs=1):
     return divan_runs(binary, bench, runs)[0]
 
 
-def divan_runs(binary, bench, runs=1):
+def divan_runs(binary, bench, runs=1, args=()):
     """`divan`, and every run's own medians: rows compared within each process, whose speed is
-    one state of the machine, rather than medians taken from different processes."""
+    one state of the machine, rather than medians taken from different processes. `args` go to
+    the bench binary."""
     log(f"bench {bench} ..." if runs == 1 else f"bench {bench}, {runs} runs ...")
-    results = [parse_divan(run([binary, "--bench", "--color", "never"]).stdout) for _ in range(runs)]
+    results = [parse_divan(run([binary, "--bench", "--color", "never", *args]).stdout) for _ in range(runs)]
     if runs == 1:
         return results[0], [results[0][0]]
     merged = []
@@ -255,7 +258,8 @@ def main():
     callgrind = not args.no_callgrind and shutil.which("valgrind") is not None
     started = datetime.datetime.now(datetime.timezone.utc)
 
-    (delay, _), delay_runs = divan_runs(bins["next_delay"], "next_delay", runs=DELAY_RUNS)
+    (delay, _), delay_runs = divan_runs(bins["next_delay"], "next_delay", runs=DELAY_RUNS,
+                                         args=("--min-time", DELAY_MIN_TIME))
     execs, _ = divan(bins["executor"], "executor")
     budgets, _ = divan(bins["budget"], "budget")
     sims, sim_rate = divan(bins["sim"], "sim")
@@ -272,8 +276,9 @@ def main():
     ]
     large_runs = [(w, how, stats([*a, "--policy", "exponential-full-jitter"])) for w, how, a in large]
     # The outage again at a twentieth of the rate: its requests in flight fit in the caches.
-    small_outage = ("outage", "rate 500/s for 100 s", ["--workload", "outage", "--rate", "500", "--duration", "100s"])
-    small_outage = (*small_outage[:2], stats([*small_outage[2], "--policy", "exponential-full-jitter"]))
+    small_outage = ("outage", "rate 500/s for 100 s",
+                    stats(["--workload", "outage", "--rate", "500", "--duration", "100s",
+                           "--policy", "exponential-full-jitter"]))
 
     log("the scoreboard, three times ...")
     board = []
@@ -289,13 +294,14 @@ def main():
 
         log("W1 against the Python reference ...")
         py, st, inside = [], [], []
+        clients, rounds = 100, 100
         for _ in range(2):
-            py.append(w1m.python_side(args.reference, 100, 100)[0])
-            wall, within, writes = w1m.stagger_side(100, 100)
+            py.append(w1m.python_side(args.reference, clients, rounds)[0])
+            wall, within, writes = w1m.stagger_side(clients, rounds)
             st.append(wall)
             inside.append(within)
-        # Each write is one event of stagger's run (the published sum over the five policies).
-        w1 = (min(py), min(st), min(inside), sum(writes.values()) * 100)
+        # Every write is one event of stagger's runs: writes per round, over the five policies.
+        w1 = (min(py), min(st), min(inside), sum(writes.values()) * rounds)
 
     counts = {}
     if callgrind:
@@ -329,13 +335,13 @@ def main():
              ["--workload", "open-loop", "--duration", "200s"]),
         ]:
             counts[label] = sim_instructions([*small, *jitter], [*large, *jitter])
-        # W1's full jitter as published (the five policies cost about the same per write).
         # The outage at both rates, whole runs less a tiny one (a request a second, for the
         # shortest run the outage allows).
         tiny = ["--workload", "outage", "--rate", "1", "--duration", "46s", *jitter]
         for rate in ("500", "10000"):
             counts[f"sim: outage {rate}"] = sim_instructions(
                 tiny, ["--workload", "outage", "--rate", rate, "--duration", "100s", *jitter])
+        # W1's full jitter as published.
         w1_jitter = ["--workload", "contention", "--clients", "100", "--policy", "exponential-full-jitter",
                      "--base", "10ms", "--factor", "2", "--cap", "2s", "--max-attempts", "4294967295"]
         counts["sim: contention"] = sim_instructions([*w1_jitter, "--rounds", "50"], [*w1_jitter, "--rounds", "100"])
@@ -371,8 +377,8 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
     w("peers are dependencies of the unpublished `stagger-bench` crate only (their versions are in")
     w("`Cargo.lock`). The hand-written rows are the floor: the same computation inlined, no library.")
     w("Each library builds its schedule from its own builder with the workload's constants. A run")
-    w(f"of this bench takes a fraction of a second, so every figure in this section is the median of")
-    w(f"{DELAY_RUNS} runs, each a separate process, of each row's median.")
+    w(f"of this bench times each row for at least {DELAY_MIN_TIME} s (`--min-time {DELAY_MIN_TIME}`), and every figure in")
+    w(f"this section is the median of {DELAY_RUNS} runs, each a separate process, of each row's median.")
     w("")
     peers = ["backon", "backoff", "exponential_backoff", "tokio_retry", "retry_policies", "tower"]
     w("| ns per delay | stagger | " + " | ".join(p.replace("_", "-") for p in peers) + " | hand-written |")
@@ -426,8 +432,9 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
                 r, lo, hi = within(hand, ours_key)
                 w(f"  The hand-written floor of {label} ({unit(d[hand])}) runs at {r:.2f}x stagger's speed"
                   f" (median within a run, {lo:.2f}x to {hi:.2f}x)"
-                  + (": the floor itself is no faster than stagger's row, so these rows differ by"
-                     " less than this bench resolves." if r <= 1 else
+                  + (": the same computation inlined by hand measures no faster than stagger's row, so"
+                     " at this size a row's time follows where its code lands more than what it computes"
+                     " (the instructions per delay are below)." if r <= 1 else
                      ": stagger's row is above the floor by that much."))
     w("  Of the constant peers, backoff's has no attempt limit at all and tokio-retry's is an")
     w("  iterator counter; stagger's enforces `max_attempts` through `next_delay(attempt, failure)`.")
@@ -636,7 +643,7 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
         w(f"- What bounds the outage at size is memory, not instructions: at 500/s (peak {mem(small_outage[2][2])})"
           f" an event costs {small_i:.0f} instructions and the run makes {small_rate / 1e6:.1f} M events/s; at"
           f" 10 000/s (peak {mem(big[2][2])}) {big_i:.0f} instructions and {big_rate / 1e6:.1f} M events/s,"
-          f" {(small_rate / small_i) / (big_rate / big_i):.2f}x slower per instruction (callgrind, each run less a"
+          f" {(small_rate * small_i) / (big_rate * big_i):.2f}x the time per instruction (callgrind, each run less a"
           " run of one request a second for 46 s, over the events between them). Each request in flight"
           " holds its engine run, policy and budget, and consecutive events land on different requests, so"
           " the more are in flight, the more of them an event finds outside the caches.")
