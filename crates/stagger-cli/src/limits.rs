@@ -17,7 +17,7 @@ pub(crate) const SHARE: f64 = 0.85;
 /// What a run is compared against when the process's current size cannot be read.
 const PROCESS_FALLBACK: u64 = 16 << 20;
 
-/// The default `--max-events`: about 1 s (herd, outage) to 10 s (open-loop with 100 000
+/// The default `--max-events`: about 0.5 s (herd) to 10 s (open-loop with 100 000
 /// clients, whose requests in flight are reached at random) of simulation in a release build,
 /// as measured in docs/simulator-limits.md.
 pub(crate) const DEFAULT_MAX_EVENTS: u64 = 20_000_000;
