@@ -434,7 +434,7 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
                   f" (median within a run, {lo:.2f}x to {hi:.2f}x)"
                   + (": the same computation inlined by hand measures no faster than stagger's row, so"
                      " at this size a row's time follows where its code lands more than what it computes"
-                     " (the instructions per delay are below)." if r <= 1 else
+                     + (" (the instructions per delay are below)." if counts else ".") if r <= 1 else
                      ": stagger's row is above the floor by that much."))
     w("  Of the constant peers, backoff's has no attempt limit at all and tokio-retry's is an")
     w("  iterator counter; stagger's enforces `max_attempts` through `next_delay(attempt, failure)`.")
@@ -640,13 +640,18 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
     if big and "sim: outage 500" in counts:
         small_i, big_i = counts["sim: outage 500"], counts["sim: outage 10000"]
         small_rate, big_rate = small_outage[2][3], big[2][3]
-        w(f"- What bounds the outage at size is memory, not instructions: at 500/s (peak {mem(small_outage[2][2])})"
+        slower = (small_rate * small_i) / (big_rate * big_i)
+        # Memory is named as the bound only when the larger run is clearly slower per instruction.
+        lead = ("What bounds the outage at size is memory, not instructions" if slower > 1.1 else
+                "The outage at two sizes")
+        w(f"- {lead}: at 500/s (peak {mem(small_outage[2][2])})"
           f" an event costs {small_i:.0f} instructions and the run makes {small_rate / 1e6:.1f} M events/s; at"
           f" 10 000/s (peak {mem(big[2][2])}) {big_i:.0f} instructions and {big_rate / 1e6:.1f} M events/s,"
-          f" {(small_rate * small_i) / (big_rate * big_i):.2f}x the time per instruction (callgrind, each run less a"
-          " run of one request a second for 46 s, over the events between them). Each request in flight"
-          " holds its engine run, policy and budget, and consecutive events land on different requests, so"
-          " the more are in flight, the more of them an event finds outside the caches.")
+          f" {slower:.2f}x the time per instruction (callgrind, each run less a"
+          " run of one request a second for 46 s, over the events between them).")
+        if slower > 1.1:
+            w("  Each request in flight holds its engine run, policy and budget, and consecutive events land on"
+              " different requests, so the more are in flight, the more of them an event finds outside the caches.")
     if "sim: herd" in counts:
         w(f"- Instructions per event (callgrind, full jitter; a run less one half as long, over the events"
           f" between them): herd {counts['sim: herd']:.0f}, outage {counts['sim: outage']:.0f}"
