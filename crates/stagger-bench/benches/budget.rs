@@ -57,13 +57,13 @@ fn finagle_reading(bencher: Bencher, clock: impl Clock + Sync) {
 /// stagger's `finagle` ratio budget, reading a monotonic clock for every call.
 #[divan::bench(threads = [1, 2])]
 fn stagger_finagle_with_clock(bencher: Bencher) {
-    finagle_reading(bencher, MonotonicClock::starting_now());
+    finagle_reading(bencher, MonotonicClock::new());
 }
 
 /// stagger's `finagle` ratio budget, reading the TSC-based `QuantaClock` for every call.
 #[divan::bench(threads = [1, 2])]
 fn stagger_finagle_with_quanta_clock(bencher: Bencher) {
-    finagle_reading(bencher, QuantaClock::starting_now());
+    finagle_reading(bencher, QuantaClock::calibrated());
 }
 
 /// stagger's `aws-standard` token bucket: a withdrawal (a retry) and a refund (its success).

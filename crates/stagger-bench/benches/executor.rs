@@ -105,6 +105,11 @@ impl stagger::Clock for FixedClock {
     fn now(&self) -> stagger::Timestamp {
         stagger::Timestamp::ZERO
     }
+    // No budget or gate is shared in these loops, so no timeline is compared.
+    #[inline]
+    fn timeline(&self) -> stagger::clock::Timeline {
+        stagger::clock::Timeline::PROCESS
+    }
 }
 
 /// Builds stagger's constant policy with a fresh `SeededRng` per run (`seed` counts the runs).

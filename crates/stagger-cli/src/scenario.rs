@@ -456,6 +456,8 @@ impl Scenario {
             .retry
             .split_first()
             .ok_or("no [[retry]] layer: a scenario needs one retry configuration at least")?;
+        stagger_sim::limits::check_layers(self.retry.len())
+            .map_err(|e| format!("[[retry]]: {e}"))?;
         // The inner layers, outermost first: each makes its attempts inside one attempt of
         // the layer above. Their policy and nesting rule act; a deadline of their own acts on
         // the composed model; what else they set is refused, since no model runs it yet.

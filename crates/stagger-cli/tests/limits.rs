@@ -152,6 +152,16 @@ fn every_workload_at_its_accepted_maxima_exits_0_or_2_under_a_memory_limit() {
             "--duration",
             "100s",
         ],
+        // One open source's highest rate, as the outage's and a scenario's.
+        &[
+            "open-loop",
+            "--clients",
+            "1",
+            "--rate",
+            "1000000",
+            "--duration",
+            "10s",
+        ],
         &[
             "open-loop",
             "--clients",
@@ -502,4 +512,354 @@ fn the_estimate_is_within_twice_the_measured_events_and_peak_memory() {
             );
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One limit for the flags, the configuration files and the scenario files
+// ---------------------------------------------------------------------------------------------
+
+/// Files in a folder of their own, removed when dropped.
+struct Files(std::path::PathBuf);
+
+impl Files {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("stagger-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Exit 2 with one line on stderr, which is returned.
+#[track_caller]
+fn refused(args: &[&str]) -> String {
+    let out = stagger(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    stderr
+}
+
+/// Accepted by every check of the parameters: refused only by the run's estimate, since
+/// `args` end in `--max-events 1`.
+#[track_caller]
+fn accepted(args: &[&str]) {
+    let stderr = refused(args);
+    assert!(
+        stderr.contains("would process") && stderr.contains("--max-events 1"),
+        "{args:?} passed its checks: {stderr}"
+    );
+}
+
+/// `stagger simulate ARGS --max-events 1`.
+fn simulate(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["simulate".to_owned()];
+    all.extend(args.iter().map(|&a| a.to_owned()));
+    all.extend(["--max-events".to_owned(), "1".to_owned()]);
+    all
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_hedge_delay_past_a_day_is_refused_alike_by_the_flag_a_scenario_and_a_checked_file() {
+    let day = stagger_core::limits::MAX_HEDGE_DELAY;
+    assert_eq!(day.as_secs(), 86_400);
+    let why = format!(
+        "must be at most {} seconds (a day), got 90000",
+        day.as_secs()
+    );
+    let files = Files::new("hedge-limit");
+
+    // `stagger simulate --hedge`.
+    let flag = |delay: &str| {
+        simulate(&[
+            "--workload",
+            "tail",
+            "--policy",
+            "immediate",
+            "--max-attempts",
+            "2",
+            "--duration",
+            "1s",
+            "--hedge",
+            delay,
+        ])
+    };
+    accepted(&strs(&flag("24h")));
+    accepted(&strs(&flag("1d")));
+    let error = refused(&strs(&flag("25h")));
+    assert!(
+        error.contains("invalid --hedge: ") && error.contains(&why),
+        "{error}"
+    );
+    let error = refused(&strs(&flag("1d1ns")));
+    assert!(error.contains("invalid --hedge: "), "{error}");
+
+    // A scenario file's `[retry.hedging]`.
+    let scenario = |delay: &str| {
+        files.write(
+            &format!("tail-{delay}.toml"),
+            &format!(
+                "duration = \"1s\"\nseed = 1\n[clients]\nkind = \"open\"\nsources = 1\n\
+                 rate_per_source = 100.0\n[dependency.replicas]\ncount = 10\nconcurrency = 4\n\
+                 service = {{ exp = \"10ms\" }}\npause = \"1s\"\npause_every = \"99s\"\n\
+                 [[retry]]\npolicy = \"immediate\"\nmax_attempts = 2\ntimeout = \"2s\"\n\
+                 [retry.hedging]\nmax_attempts = 2\ndelay = \"{delay}\"\n"
+            ),
+        )
+    };
+    accepted(&strs(&simulate(&["--scenario", &scenario("24h")])));
+    let error = refused(&strs(&simulate(&["--scenario", &scenario("25h")])));
+    assert!(error.contains(&format!("hedging.delay {why}")), "{error}");
+
+    // `stagger check` of a configuration file's `[hedging]`.
+    let config = |delay: &str| {
+        files.write(
+            &format!("config-{delay}.toml"),
+            &format!("preset = \"grpc\"\n[hedging]\nmax_attempts = 2\ndelay = \"{delay}\"\n"),
+        )
+    };
+    let checked = stagger(&["check", &config("24h")]);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let error = refused(&["check", &config("25h")]);
+    assert!(error.contains(&format!("hedging.delay {why}")), "{error}");
+}
+
+#[test]
+fn the_simulators_limits_are_the_same_for_the_flags_and_the_scenario_files() {
+    use stagger_sim::limits;
+    // The values below are written as the user writes them; they are the central limits.
+    assert_eq!(limits::MAX_DURATION.as_secs(), 86_400);
+    assert_eq!(limits::MAX_SOURCE_RATE, 1e6);
+    assert_eq!(limits::MAX_REQUESTS, 1e7);
+    assert_eq!(limits::MAX_FANOUT, 1_000);
+    assert_eq!(limits::MAX_REPLICAS, 10_000);
+    assert_eq!(limits::MAX_LAYERS, 16);
+    let files = Files::new("sim-limits");
+    let open = |name: &str, duration: &str, sources: u64, rate: &str| {
+        files.write(
+            name,
+            &format!(
+                "duration = \"{duration}\"\nseed = 1\n[clients]\nkind = \"open\"\n\
+                 sources = {sources}\nrate_per_source = {rate}\n[dependency]\n\
+                 rtt = {{ exp = \"10ms\" }}\nfailure_rate = 0.5\n[[retry]]\n\
+                 policy = \"immediate\"\nmax_attempts = 2\n"
+            ),
+        )
+    };
+    let tail = |name: &str, count: &str, fanout: &str| {
+        files.write(
+            name,
+            &format!(
+                "duration = \"1s\"\nseed = 1\n[clients]\nkind = \"open\"\nsources = 1\n\
+                 rate_per_source = 1.0\nfanout = {fanout}\n[dependency.replicas]\n\
+                 count = {count}\nconcurrency = 1\nservice = {{ exp = \"10ms\" }}\n\
+                 pause = \"1s\"\npause_every = \"99s\"\n[[retry]]\npolicy = \"immediate\"\n\
+                 max_attempts = 2\ntimeout = \"2s\"\n"
+            ),
+        )
+    };
+    // (flags at the limit, flags past it, the scenario at it, past it, what both refusals say)
+    type Case<'a> = ([&'a str; 8], [&'a str; 8], String, String, &'a str);
+    let cases: Vec<Case> = vec![
+        (
+            [
+                "open-loop",
+                "--clients",
+                "1",
+                "--rate",
+                "0.01",
+                "--duration",
+                "1d",
+                "--seed",
+            ],
+            [
+                "open-loop",
+                "--clients",
+                "1",
+                "--rate",
+                "0.01",
+                "--duration",
+                "1d1ns",
+                "--seed",
+            ],
+            open("day.toml", "1d", 1, "0.01"),
+            open("day-past.toml", "1d1ns", 1, "0.01"),
+            "duration must be longer than 0 and at most a day",
+        ),
+        (
+            [
+                "open-loop",
+                "--clients",
+                "1",
+                "--rate",
+                "1000000",
+                "--duration",
+                "1ms",
+                "--seed",
+            ],
+            [
+                "open-loop",
+                "--clients",
+                "1",
+                "--rate",
+                "1000001",
+                "--duration",
+                "1ms",
+                "--seed",
+            ],
+            open("rate.toml", "1ms", 1, "1000000.0"),
+            open("rate-past.toml", "1ms", 1, "1000001.0"),
+            "must be a number of requests per second in (0, 1e6]",
+        ),
+        (
+            [
+                "open-loop",
+                "--clients",
+                "10",
+                "--rate",
+                "100000",
+                "--duration",
+                "10s",
+                "--seed",
+            ],
+            [
+                "open-loop",
+                "--clients",
+                "10",
+                "--rate",
+                "100000",
+                "--duration",
+                "10001ms",
+                "--seed",
+            ],
+            open("requests.toml", "10s", 10, "100000.0"),
+            open("requests-past.toml", "10001ms", 10, "100000.0"),
+            "exceeds the limit of 1e7 requests",
+        ),
+        (
+            [
+                "tail",
+                "--fanout",
+                "1000",
+                "--replicas",
+                "10",
+                "--duration",
+                "1s",
+                "--seed",
+            ],
+            [
+                "tail",
+                "--fanout",
+                "1001",
+                "--replicas",
+                "10",
+                "--duration",
+                "1s",
+                "--seed",
+            ],
+            tail("fanout.toml", "10", "1000"),
+            tail("fanout-past.toml", "10", "1001"),
+            "fanout must be between 1 and 1000",
+        ),
+        (
+            [
+                "tail",
+                "--fanout",
+                "1",
+                "--replicas",
+                "10000",
+                "--duration",
+                "1s",
+                "--seed",
+            ],
+            [
+                "tail",
+                "--fanout",
+                "1",
+                "--replicas",
+                "10001",
+                "--duration",
+                "1s",
+                "--seed",
+            ],
+            tail("replicas.toml", "10000", "1"),
+            tail("replicas-past.toml", "10001", "1"),
+            "must be between 1 and 10000",
+        ),
+    ];
+    for (at, past, file_at, file_past, why) in cases {
+        let flags = |args: [&str; 8]| {
+            let mut all = vec!["--workload"];
+            all.extend_from_slice(&args);
+            all.extend(["1", "--policy", "immediate"]);
+            simulate(&all)
+        };
+        accepted(&strs(&flags(at)));
+        let error = refused(&strs(&flags(past)));
+        assert!(error.contains(why), "{past:?}: {error}");
+        accepted(&strs(&simulate(&["--scenario", &file_at])));
+        let error = refused(&strs(&simulate(&["--scenario", &file_past])));
+        assert!(error.contains(why), "{file_past}: {error}");
+    }
+
+    // Retry layers: `stagger check --layers` and a scenario's `[[retry]]` tables.
+    let stack = |name: &str, layers: u32| {
+        let mut text = String::from(
+            "duration = \"1s\"\nseed = 1\n[clients]\nkind = \"open\"\nsources = 1\n\
+             rate_per_source = 1.0\n[dependency]\nrtt = { exp = \"10ms\" }\nfailure_rate = 0.5\n",
+        );
+        for _ in 0..layers {
+            text.push_str("[[retry]]\npolicy = \"immediate\"\nmax_attempts = 1\n");
+        }
+        files.write(name, &text)
+    };
+    accepted(&strs(&simulate(&["--scenario", &stack("layers.toml", 16)])));
+    let error = refused(&strs(&simulate(&[
+        "--scenario",
+        &stack("layers-past.toml", 17),
+    ])));
+    assert!(
+        error.contains("[[retry]]: retry layers (the outermost included) exceeds the limit of 16"),
+        "{error}"
+    );
+    let config = files.write("config.toml", "policy = \"immediate\"\nmax_attempts = 1\n");
+    let checked = stagger(&["check", &config, "--layers", "16"]);
+    assert!(
+        checked.status.success(),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let error = refused(&["check", &config, "--layers", "17"]);
+    assert!(
+        error.contains("--layers") && error.contains("1..=16"),
+        "{error}"
+    );
+
+    // `stagger check --outage` runs the open-loop model: at most its longest run.
+    let error = refused(&["check", &config, "--outage", "1d1ns"]);
+    assert!(error.contains("invalid --outage: at most 1 d,"), "{error}");
+    let error = refused(&["check", &config, "--clients", "100001"]);
+    assert!(
+        error.contains("--clients") && error.contains("1..=100000"),
+        "{error}"
+    );
 }

@@ -1,25 +1,57 @@
-//! Time, injected.
+//! Time, injected, on one timeline per process.
 //!
 //! Decision code never reads a clock: it receives `now` as a [`Timestamp`]. Drivers get `now`
 //! from a [`Clock`]: [`MonotonicClock`] in production, [`ManualClock`] in tests and simulations,
 //! where time moves only when the test says so. This module is the only place in the crate that
 //! reads the operating system's clock.
+//!
+//! # One timeline
+//!
+//! A budget or a gate is shared by many runs, and it keeps the times they report: a window of
+//! recent outcomes, a destination's closing time. Those times are only comparable if every run
+//! reads them on the same timeline. So:
+//!
+//! - Every clock of these crates that reads the operating system ([`MonotonicClock`], and the
+//!   facade's tokio and `quanta` clocks) measures from one origin per process, the
+//!   [process origin](Timestamp::from_instant), and reports [`Timeline::PROCESS`]. Two runs
+//!   that start minutes apart, on any thread, executor or integration, put their times on one
+//!   line, however many clocks were made.
+//! - A [`ManualClock`] is a timeline of its own ([`Timeline::unique`]), shared by its clones.
+//! - A shared budget or gate binds to the timeline of the first run that uses it
+//!   ([`Budget::bind`](crate::budget::Budget::bind)), and a run whose clock is on another
+//!   timeline stops before its first attempt with [`ConfigError::TimelineMismatch`]: a
+//!   mismatch is a typed error, never a wait that is silently off by minutes.
+//!
+//! ## Your own clock
+//!
+//! A [`Clock`] of your own must say which timeline it is on:
+//!
+//! - if it reads the operating system's monotonic clock (a [`std::time::Instant`]), turn each
+//!   reading into a timestamp with [`Timestamp::from_instant`] and report
+//!   [`Timeline::PROCESS`]: it then shares budgets and gates with every default clock;
+//! - otherwise (a clock of its own origin, a test clock, a clock from another process), make
+//!   one [`Timeline::unique`] when the clock is made, share it between the clock's copies, and
+//!   report it. Only runs on that clock may then share a budget or gate with it.
+//!
+//! Either way, its readings never go backwards.
 
 use std::fmt;
+use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::duration::saturating_nanos;
+use crate::error::ConfigError;
 
-/// A point on a monotonic timeline: the time elapsed since the clock's origin, in whole
+/// A point on a monotonic timeline: the time elapsed since the timeline's origin, in whole
 /// nanoseconds.
 ///
-/// The timeline ends [`Timestamp::MAX`], 2^64 - 1 ns (about 584 years), after the origin, which
-/// is the first time a clock is read, and arithmetic saturates there: adding [`Duration::MAX`]
-/// to a timestamp is safe and gives `Timestamp::MAX`, the deadline that never comes. A
-/// timestamp is one integer, so the engine's comparisons and differences of times are single
-/// instructions.
+/// The timeline ends [`Timestamp::MAX`], 2^64 - 1 ns (about 584 years), after the origin, and
+/// arithmetic saturates there: adding [`Duration::MAX`] to a timestamp is safe and gives
+/// `Timestamp::MAX`, the deadline that never comes. A timestamp is one integer, so the
+/// engine's comparisons and differences of times are single instructions. Which timeline it
+/// is on is the business of the [`Clock`] that made it ([`Clock::timeline`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -51,6 +83,33 @@ impl Timestamp {
     #[must_use]
     pub const fn from_duration(since_origin: Duration) -> Self {
         Self(saturating_nanos(since_origin))
+    }
+
+    /// The operating system's monotonic instant `instant`, on the process timeline
+    /// ([`Timeline::PROCESS`]): the time since the process origin, which every clock of these
+    /// crates that reads the operating system shares.
+    ///
+    /// The process origin is fixed the first time any such clock is read, an hour before that
+    /// reading (less where the operating system's clock has not run that long), so that an
+    /// instant read a little earlier, on another thread or by a paused tokio runtime started
+    /// before it, still falls on the timeline rather than at its start. An instant before the
+    /// origin counts as the origin.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use stagger_core::clock::Timestamp;
+    ///
+    /// let now = Instant::now();
+    /// let later = now + Duration::from_millis(250);
+    /// assert_eq!(
+    ///     Timestamp::from_instant(later).saturating_duration_since(Timestamp::from_instant(now)),
+    ///     Duration::from_millis(250),
+    /// );
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn from_instant(instant: Instant) -> Self {
+        Self::from_duration(instant.saturating_duration_since(process_origin()))
     }
 
     /// The time elapsed between the origin and this timestamp.
@@ -88,17 +147,149 @@ impl fmt::Display for Timestamp {
     }
 }
 
+/// The process origin: see [`Timestamp::from_instant`].
+fn process_origin() -> Instant {
+    /// How long before the process timeline's first reading its origin lies.
+    const LEADS: [Duration; 3] = [
+        Duration::from_secs(3600),
+        Duration::from_secs(60),
+        Duration::from_secs(1),
+    ];
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(|| {
+        #[allow(clippy::disallowed_methods)] // This module is the single wrapper of the OS clock.
+        let now = Instant::now();
+        LEADS
+            .into_iter()
+            .find_map(|lead| now.checked_sub(lead))
+            .unwrap_or(now)
+    })
+}
+
+/// Which timeline a clock's timestamps are on: timestamps from clocks on one timeline can be
+/// compared, and only those may meet in a shared budget or gate. See the [module docs](self).
+///
+/// ```
+/// use stagger_core::clock::{Clock, ManualClock, MonotonicClock, Timeline};
+///
+/// assert_eq!(MonotonicClock::new().timeline(), Timeline::PROCESS);
+/// let manual = ManualClock::new();
+/// assert_eq!(manual.clone().timeline(), manual.timeline()); // clones share their time
+/// assert_ne!(ManualClock::new().timeline(), manual.timeline());
+/// assert_ne!(Timeline::unique(), Timeline::unique());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timeline(NonZeroU64);
+
+impl Timeline {
+    /// The process timeline: the operating system's monotonic clock, measured from the process
+    /// origin ([`Timestamp::from_instant`]).
+    pub const PROCESS: Self = Self(NonZeroU64::MIN);
+
+    /// A timeline distinct from every other made in this process.
+    #[must_use]
+    pub fn unique() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(2);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        // 2^64 timelines would wrap to 0; none is left then, and the last one is reused.
+        Self(NonZeroU64::new(id).unwrap_or(NonZeroU64::MAX))
+    }
+}
+
+impl fmt::Display for Timeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == Self::PROCESS {
+            f.write_str("the process timeline")
+        } else {
+            write!(f, "timeline #{}", self.0)
+        }
+    }
+}
+
+/// The timeline a shared object keeps its times on: none until the first run binds it, then
+/// that run's, for good.
+///
+/// Every budget and gate of these crates that keeps time holds one and checks it in
+/// [`Budget::bind`](crate::budget::Budget::bind). A budget of your own that keeps time should
+/// do the same.
+///
+/// ```
+/// use stagger_core::clock::{Timeline, TimelineBinding};
+///
+/// let binding = TimelineBinding::new();
+/// let manual = Timeline::unique();
+/// assert!(binding.bind(manual).is_ok()); // the first run binds it
+/// assert!(binding.bind(manual).is_ok()); // and every run on the same timeline may use it
+/// assert!(binding.bind(Timeline::PROCESS).is_err()); // a run on another one may not
+/// assert_eq!(binding.bound(), Some(manual));
+/// ```
+#[derive(Debug, Default)]
+pub struct TimelineBinding(AtomicU64);
+
+impl TimelineBinding {
+    /// Bound to no timeline yet.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(AtomicU64::new(0))
+    }
+
+    /// Binds to `timeline` if unbound, and checks that the binding is `timeline`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::TimelineMismatch`] if another timeline was bound first.
+    #[inline]
+    pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        let given = timeline.0.get();
+        match self
+            .0
+            .compare_exchange(0, given, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(()),
+            Err(bound) if bound == given => Ok(()),
+            Err(bound) => Err(ConfigError::TimelineMismatch {
+                // `bound` is not 0: only timelines are stored.
+                bound: Timeline(NonZeroU64::new(bound).unwrap_or(NonZeroU64::MIN)),
+                given: timeline,
+            }),
+        }
+    }
+
+    /// The timeline bound, if any.
+    #[must_use]
+    pub fn bound(&self) -> Option<Timeline> {
+        NonZeroU64::new(self.0.load(Ordering::Acquire)).map(Timeline)
+    }
+}
+
+/// A copy is bound to the same timeline: its times are the original's.
+impl Clone for TimelineBinding {
+    fn clone(&self) -> Self {
+        Self(AtomicU64::new(self.0.load(Ordering::Acquire)))
+    }
+}
+
 /// A monotonic clock.
 ///
-/// One method, shared by reference: a clock can be read from many threads at once.
+/// Shared by reference: a clock can be read from many threads at once. Every clock says which
+/// [`Timeline`] it is on, so that runs on clocks that disagree cannot share a budget or a gate
+/// by accident; see the [module docs](self) for what a clock of your own must do.
 pub trait Clock {
     /// The current time on this clock's timeline. It never goes backwards.
     fn now(&self) -> Timestamp;
+
+    /// The timeline of this clock's timestamps: [`Timeline::PROCESS`] for a clock that reads
+    /// the operating system's monotonic clock through [`Timestamp::from_instant`], a
+    /// [`Timeline::unique`] of its own otherwise.
+    fn timeline(&self) -> Timeline;
 }
 
 impl<C: Clock + ?Sized> Clock for &C {
     fn now(&self) -> Timestamp {
         (**self).now()
+    }
+    fn timeline(&self) -> Timeline {
+        (**self).timeline()
     }
 }
 
@@ -106,42 +297,48 @@ impl<C: Clock + ?Sized> Clock for Arc<C> {
     fn now(&self) -> Timestamp {
         (**self).now()
     }
+    fn timeline(&self) -> Timeline {
+        (**self).timeline()
+    }
 }
 
-/// The operating system's monotonic clock. Its origin is the first time it is read, so making
-/// one costs nothing.
-#[derive(Clone, Debug, Default)]
-pub struct MonotonicClock {
-    origin: OnceLock<Instant>,
-}
+/// The operating system's monotonic clock, on the process timeline: every `MonotonicClock`,
+/// wherever it is made, reads the same time, so making one costs nothing.
+///
+/// ```
+/// use stagger_core::clock::{Clock, MonotonicClock};
+///
+/// let (a, b) = (MonotonicClock::new(), MonotonicClock::new());
+/// let first = a.now();
+/// assert!(b.now() >= first); // two clocks, one timeline
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MonotonicClock;
 
 impl MonotonicClock {
-    /// A clock whose origin will be its first reading.
+    /// The operating system's monotonic clock.
     #[must_use]
     pub const fn new() -> Self {
-        Self {
-            origin: OnceLock::new(),
-        }
-    }
-
-    /// A clock whose origin is now.
-    #[must_use]
-    pub fn starting_now() -> Self {
-        let clock = Self::new();
-        clock.now();
-        clock
+        Self
     }
 }
 
 impl Clock for MonotonicClock {
+    #[inline]
     fn now(&self) -> Timestamp {
         #[allow(clippy::disallowed_methods)] // This module is the single wrapper of the OS clock.
-        let now = Instant::now();
-        Timestamp::from_duration(now.saturating_duration_since(*self.origin.get_or_init(|| now)))
+        Timestamp::from_instant(Instant::now())
+    }
+
+    #[inline]
+    fn timeline(&self) -> Timeline {
+        Timeline::PROCESS
     }
 }
 
-/// A clock that moves only when told to. Clones share the same time.
+/// A clock that moves only when told to, on a timeline of its own. Clones share the same time
+/// and the same timeline, so one `ManualClock` (and its clones) can drive every run, budget
+/// and gate of a test.
 ///
 /// ```
 /// use std::time::Duration;
@@ -151,18 +348,30 @@ impl Clock for MonotonicClock {
 /// let view = clock.clone();
 /// clock.advance(Duration::from_millis(250));
 /// assert_eq!(view.now(), Timestamp::from_nanos(250_000_000));
+/// assert_eq!(view.timeline(), clock.timeline());
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ManualClock {
     /// The nanoseconds since the origin: the whole range of [`Timestamp`].
     since_origin: Arc<AtomicU64>,
+    /// The clock's own timeline, shared by its clones.
+    timeline: Timeline,
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl ManualClock {
-    /// A clock at its origin.
+    /// A clock at its origin, on a new timeline.
     #[must_use]
     pub fn new() -> Self {
-        Self::default()
+        Self {
+            since_origin: Arc::default(),
+            timeline: Timeline::unique(),
+        }
     }
 
     /// Moves the clock `d` forward, saturating at [`Timestamp::MAX`].
@@ -185,6 +394,10 @@ impl ManualClock {
 impl Clock for ManualClock {
     fn now(&self) -> Timestamp {
         Timestamp::from_nanos(self.since_origin.load(Ordering::Acquire))
+    }
+
+    fn timeline(&self) -> Timeline {
+        self.timeline
     }
 }
 

@@ -66,6 +66,16 @@ pub enum ConfigError {
         /// Why, and what to do instead.
         reason: &'static str,
     },
+    /// A budget or gate that keeps time, shared by several runs, was first used by a run on
+    /// one clock's timeline and then by a run whose clock is on another: their times cannot
+    /// be compared. Give every run that shares it clocks of one timeline (the default clocks
+    /// all share the process timeline; a `ManualClock` and its clones share one of their own).
+    TimelineMismatch {
+        /// The timeline the shared object keeps its times on.
+        bound: crate::clock::Timeline,
+        /// The timeline of the run's clock.
+        given: crate::clock::Timeline,
+    },
 }
 
 impl ConfigError {
@@ -91,6 +101,7 @@ impl ConfigError {
             Self::UnknownPolicy(_) => Some("policy"),
             Self::UnknownPreset(_) => Some("preset"),
             Self::UnknownBudget(_) => Some("budget"),
+            Self::TimelineMismatch { .. } => Some("clock"),
         }
     }
 }
@@ -139,25 +150,27 @@ impl fmt::Display for ConfigError {
                 "max_attempts asks for {retries} retries; a schedule lists at most {limit}"
             ),
             Self::Unusable { param, reason } => write!(f, "{param} {reason}"),
+            Self::TimelineMismatch { bound, given } => write!(
+                f,
+                "a shared budget or gate keeps its times on {bound}, and this run's clock is on \
+                 {given}: runs that share one must read clocks of one timeline"
+            ),
         }
     }
 }
 
 impl std::error::Error for ConfigError {}
 
-/// The most destinations a gate or a set of budgets per destination may hold: making room
-/// scans them, under a lock.
-pub(crate) const MAX_DESTINATIONS: usize = 1 << 16;
-
-/// Checks that `param`, a number of destinations, is between 1 and [`MAX_DESTINATIONS`].
+/// Checks that `param`, a number of destinations, is between 1 and
+/// [`MAX_DESTINATIONS`](crate::limits::MAX_DESTINATIONS).
 pub(crate) fn check_destinations(param: &'static str, capacity: usize) -> Result<(), ConfigError> {
-    if (1..=MAX_DESTINATIONS).contains(&capacity) {
+    if (1..=crate::limits::MAX_DESTINATIONS).contains(&capacity) {
         Ok(())
     } else {
         Err(ConfigError::OutOfRange {
             param,
             value: capacity as f64,
-            allowed: "between 1 and 65536 destinations",
+            allowed: crate::limits::MAX_DESTINATIONS_ALLOWED,
         })
     }
 }

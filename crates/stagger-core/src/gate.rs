@@ -20,7 +20,9 @@
 //! longest to make room, so a flood of distinct hosts cannot grow its memory.
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
-//! clock and in the simulator.
+//! clock and in the simulator. It binds to the timeline of the first run's clock
+//! ([`Gate::bind`]): a run whose clock is on another timeline is refused before its first
+//! attempt, rather than paced against times it cannot compare with its own.
 //!
 //! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
 //! front of any [`Budget`], and the engine asks it for a slot before each attempt
@@ -56,7 +58,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::budget::{Budget, ForDestination, Spent};
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 
@@ -102,6 +104,8 @@ impl Entry {
 pub struct Gate {
     capacity: usize,
     table: Mutex<BTreeMap<Box<str>, Entry>>,
+    /// The timeline of the times in the table.
+    timeline: TimelineBinding,
 }
 
 /// The first spacing is this fraction of the server's wait.
@@ -118,7 +122,7 @@ const MIN_SPACING_DIVISOR: u32 = 64;
 
 impl Gate {
     /// The most destinations a gate may hold. Making room scans the table, under the lock.
-    pub const MAX_CAPACITY: usize = crate::error::MAX_DESTINATIONS;
+    pub const MAX_CAPACITY: usize = crate::limits::MAX_DESTINATIONS;
 
     /// A gate that remembers up to `capacity` destinations (1 to [`Gate::MAX_CAPACITY`]).
     ///
@@ -130,12 +134,24 @@ impl Gate {
         Ok(Self {
             capacity,
             table: Mutex::new(BTreeMap::new()),
+            timeline: TimelineBinding::new(),
         })
     }
 
     fn table(&self) -> MutexGuard<'_, BTreeMap<Box<str>, Entry>> {
         // Every update leaves the table valid, so a poisoned lock is safe to reuse.
         self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Binds the gate to the timeline of the runs that use it: the first run's, for good.
+    /// The executors call it once per run through [`Budget::bind`] on [`Gated`]; a caller of
+    /// [`slot`](Gate::slot) and the others directly passes times of one timeline itself.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::TimelineMismatch`] if the gate already keeps times of another timeline.
+    pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        self.timeline.bind(timeline)
     }
 
     /// The destinations the gate holds now.
@@ -399,6 +415,11 @@ impl<B> fmt::Debug for Gated<B> {
 }
 
 impl<B: Budget> Budget for Gated<B> {
+    #[inline]
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        self.gate.bind(timeline)?;
+        self.budget.bind(timeline)
+    }
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.budget.admit(now)

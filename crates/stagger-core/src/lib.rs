@@ -35,6 +35,7 @@ pub mod engine;
 pub mod error;
 pub mod failure;
 pub mod gate;
+pub mod limits;
 pub mod policy;
 pub mod preset;
 pub mod retry_after;
@@ -42,7 +43,7 @@ pub mod rng;
 pub mod schedule;
 pub mod sketch;
 
-pub use clock::{Clock, ManualClock, MonotonicClock, Timestamp};
+pub use clock::{Clock, ManualClock, MonotonicClock, Timeline, Timestamp};
 pub use error::ConfigError;
 pub use failure::Failure;
 pub use policy::{

@@ -24,9 +24,7 @@ use crate::failure::Failure;
 use crate::policy::{AnyConfig, Bounds, Policy, PolicyConfig, PolicyKind};
 use crate::rng::Rng;
 
-/// The most retries a [`Schedule`] lists. A schedule is for reading; longer ones are refused
-/// with [`ConfigError::ScheduleTooLong`] rather than allocated.
-pub const MAX_SCHEDULE_RETRIES: u32 = 10_000;
+pub use crate::limits::MAX_SCHEDULE_RETRIES;
 
 /// One retry of a [`Schedule`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

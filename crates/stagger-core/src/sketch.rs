@@ -223,8 +223,9 @@ impl LatencySketch {
     /// The fewest samples held for [`quantile`](Self::quantile) to answer, unless set with
     /// [`with_min_samples`](Self::with_min_samples): 100, or the window if it is smaller.
     pub const DEFAULT_MIN_SAMPLES: u32 = 100;
-    /// The largest window [`with_window`](Self::with_window) accepts: 10 000 000 samples.
-    pub const MAX_WINDOW: u32 = 10_000_000;
+    /// The largest window [`with_window`](Self::with_window) accepts: 10 000 000 samples, an
+    /// alias of [`limits::MAX_SKETCH_WINDOW`](crate::limits::MAX_SKETCH_WINDOW).
+    pub const MAX_WINDOW: u32 = crate::limits::MAX_SKETCH_WINDOW;
 
     /// A sketch with a window of [`DEFAULT_WINDOW`](Self::DEFAULT_WINDOW) (1000) samples that
     /// answers once it holds [`DEFAULT_MIN_SAMPLES`](Self::DEFAULT_MIN_SAMPLES) (100).
@@ -264,7 +265,7 @@ impl LatencySketch {
             Err(ConfigError::OutOfRange {
                 param: "window",
                 value: f64::from(samples),
-                allowed: "between 1 and 10000000 samples",
+                allowed: crate::limits::MAX_SKETCH_WINDOW_ALLOWED,
             })
         }
     }

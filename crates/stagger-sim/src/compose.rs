@@ -101,6 +101,7 @@ use stagger_core::{Failure, Rng, SeededRng};
 use crate::dist::{Delay, exponential};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan, block, count, grown, ns, peak, room_for};
+use crate::limits;
 use crate::metrics::{HostFigures, Metrics, ResultRow};
 use crate::pool::{Replica, Waiting};
 use crate::queue::{EventQueue, Nanos, nanos};
@@ -330,30 +331,32 @@ pub struct Replicas {
 }
 
 impl Replicas {
-    /// The most replicas in a pool.
-    pub const MAX_COUNT: u32 = 10_000;
-    /// The most attempts a replica serves at once.
-    pub const MAX_CONCURRENCY: u32 = 10_000;
+    /// The most replicas in a pool, [`limits::MAX_REPLICAS`].
+    pub const MAX_COUNT: u32 = limits::MAX_REPLICAS;
+    /// The most attempts a replica serves at once, [`limits::MAX_REPLICA_CONCURRENCY`].
+    pub const MAX_CONCURRENCY: u32 = limits::MAX_REPLICA_CONCURRENCY;
 
     /// Checks the pool's parameters; `names` are those of its count, concurrency, service,
     /// pause and `pause_every`, as the caller's user knows them.
     pub(crate) fn validate_as(&self, names: [&'static str; 5]) -> Result<(), SimError> {
-        const DAY: Duration = Duration::from_secs(86_400);
+        const DAY: Duration = limits::MAX_DURATION;
         let [count, concurrency, service, pause, pause_every] = names;
         let refuse = |param, allowed| Err(SimError::Invalid { param, allowed });
         if self.count == 0 || self.count > Self::MAX_COUNT {
-            return refuse(count, "between 1 and 10000");
+            return refuse(count, limits::POOL_SIZE_ALLOWED);
         }
         if self.concurrency == 0 || self.concurrency > Self::MAX_CONCURRENCY {
-            return refuse(concurrency, "between 1 and 10000");
+            return refuse(concurrency, limits::POOL_SIZE_ALLOWED);
         }
-        if !(1e3..=1e9).contains(&self.service.mean()) {
+        if !(ns(limits::MIN_REPLICA_SERVICE)..=ns(limits::MAX_REPLICA_SERVICE))
+            .contains(&self.service.mean())
+        {
             return refuse(service, "a distribution whose mean is between 1 µs and 1 s");
         }
         if self.pause > DAY {
-            return refuse(pause, "at most a day");
+            return refuse(pause, limits::AT_MOST_A_DAY);
         }
-        if self.pause_every < Duration::from_millis(1) || self.pause_every > DAY {
+        if self.pause_every < limits::MIN_PAUSE_EVERY || self.pause_every > DAY {
             return refuse(pause_every, "at least 1ms and at most a day");
         }
         Ok(())
@@ -829,28 +832,30 @@ impl Composed {
         self.attempt_timeout.is_some() || self.deadline.is_some()
     }
 
-    /// The most open sources or serial clients.
-    pub const MAX_SOURCES: u64 = 100_000;
-    /// The most fixed clients.
-    pub const MAX_FIXED: u64 = 10_000_000;
+    /// The most open sources or serial clients, [`limits::MAX_SOURCES`].
+    pub const MAX_SOURCES: u64 = limits::MAX_SOURCES;
+    /// The most fixed clients, [`limits::MAX_FIXED_CLIENTS`].
+    pub const MAX_FIXED: u64 = limits::MAX_FIXED_CLIENTS;
     /// The most attempts a run of independent clients ([`Composed::independent`]) may make
-    /// before it is stopped and refused: a policy with no attempt limit never gives up against
-    /// a dependency that always fails.
-    pub const MAX_INDEPENDENT_ATTEMPTS: u64 = 100_000_000;
-    /// The highest rate of one open source, in requests a second.
-    pub const MAX_RATE: f64 = 1e6;
-    /// The most requests open sources may offer (`sources x rate x duration`).
-    pub const MAX_REQUESTS: f64 = 1e7;
+    /// before it is stopped and refused, [`limits::MAX_INDEPENDENT_ATTEMPTS`]: a policy with no
+    /// attempt limit never gives up against a dependency that always fails.
+    pub const MAX_INDEPENDENT_ATTEMPTS: u64 = limits::MAX_INDEPENDENT_ATTEMPTS;
+    /// The highest rate of one open source, in requests a second, [`limits::MAX_SOURCE_RATE`].
+    pub const MAX_RATE: f64 = limits::MAX_SOURCE_RATE;
+    /// The most requests open sources may offer (`sources x rate x duration`),
+    /// [`limits::MAX_REQUESTS`].
+    pub const MAX_REQUESTS: f64 = limits::MAX_REQUESTS;
     /// The most attempts serial clients may need if every request were retried at once
-    /// (`clients x duration / mean round trip`).
-    pub const MAX_SERIAL_ATTEMPTS: f64 = 5e7;
-    /// The most events a run may process; a run that needs more (a policy with no attempt
-    /// limit against a dependency that always fails, say) stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = 200_000_000;
-    /// The most sub-requests a request fans out to.
-    pub const MAX_FANOUT: u32 = 1_000;
-    /// The most pauses a pool of replicas may draw in a run.
-    pub const MAX_PAUSES: f64 = 1e8;
+    /// (`clients x duration / mean round trip`), [`limits::MAX_SERIAL_ATTEMPTS`].
+    pub const MAX_SERIAL_ATTEMPTS: f64 = limits::MAX_SERIAL_ATTEMPTS;
+    /// The most events a run may process, [`limits::MAX_EVENTS`]; a run that needs more (a
+    /// policy with no attempt limit against a dependency that always fails, say) stops with
+    /// [`SimError::TooLarge`].
+    pub const MAX_EVENTS: u64 = limits::MAX_EVENTS;
+    /// The most sub-requests a request fans out to, [`limits::MAX_FANOUT`].
+    pub const MAX_FANOUT: u32 = limits::MAX_FANOUT;
+    /// The most pauses a pool of replicas may draw in a run, [`limits::MAX_PAUSES`].
+    pub const MAX_PAUSES: f64 = limits::MAX_PAUSES;
 
     /// Checks the parts.
     ///
@@ -865,11 +870,8 @@ impl Composed {
         check_clients(self.clients.count(), most)?;
         if let Some(rate) = self.clients.rate() {
             let (most, allowed) = match self.clients {
-                Clients::Serial { .. } => (1e5, "in (0, 1e5] calls per second"),
-                _ => (
-                    Self::MAX_RATE,
-                    "a number of requests per second in (0, 1e6]",
-                ),
+                Clients::Serial { .. } => (limits::MAX_SERIAL_RATE, "in (0, 1e5] calls per second"),
+                _ => (Self::MAX_RATE, limits::SOURCE_RATE_ALLOWED),
             };
             if !(rate.is_finite() && rate > 0.0 && rate <= most) {
                 return Err(SimError::Invalid {
@@ -901,12 +903,10 @@ impl Composed {
                               the run's duration",
                 });
             }
-            if w.retry_after
-                .is_some_and(|d| d > Duration::from_secs(86_400))
-            {
+            if w.retry_after.is_some_and(|d| d > limits::MAX_DURATION) {
                 return Err(SimError::Invalid {
                     param: "retry_after",
-                    allowed: "at most a day",
+                    allowed: limits::AT_MOST_A_DAY,
                 });
             }
         }
@@ -915,7 +915,7 @@ impl Composed {
         }
         if self
             .deadline
-            .is_some_and(|t| t.is_zero() || t > Duration::from_secs(86_400))
+            .is_some_and(|t| t.is_zero() || t > limits::MAX_DURATION)
         {
             return Err(SimError::Invalid {
                 param: "timeout",
@@ -929,7 +929,18 @@ impl Composed {
                 if self.requests() > Self::MAX_REQUESTS {
                     return Err(SimError::TooLarge {
                         what: "sources x rate x duration",
-                        limit: "1e7 requests".to_owned(),
+                        limit: format!("{:e} requests", Self::MAX_REQUESTS),
+                    });
+                }
+                // A slowing service collapses: its requests cost several times more.
+                if self.dependency.service.is_some()
+                    && n * self.profile(self.clients.rate().unwrap_or(0.0)).peak()
+                        * self.duration.as_secs_f64()
+                        > limits::MAX_PEAK_REQUESTS
+                {
+                    return Err(SimError::TooLarge {
+                        what: "peak rate x duration",
+                        limit: format!("{:e} requests", limits::MAX_PEAK_REQUESTS),
                     });
                 }
             }
@@ -950,7 +961,7 @@ impl Composed {
                 if n * self.duration.as_nanos() as f64 / rtt > Self::MAX_SERIAL_ATTEMPTS {
                     return Err(SimError::TooLarge {
                         what: "clients x duration / mean round trip",
-                        limit: "5e7 attempts".to_owned(),
+                        limit: format!("{:e} attempts", Self::MAX_SERIAL_ATTEMPTS),
                     });
                 }
             }
@@ -970,7 +981,7 @@ impl Composed {
 
     /// Checks the load, the service, the attempt timeout and the drain.
     fn validate_over_time(&self) -> Result<(), SimError> {
-        const DAY: Duration = Duration::from_secs(86_400);
+        const DAY: Duration = limits::MAX_DURATION;
         // Named as a scenario file names them.
         if let Some((param, factor)) = self.load.factor() {
             if !matches!(self.clients, Clients::Open { .. }) {
@@ -985,7 +996,11 @@ impl Composed {
             } else {
                 0.0
             };
-            if !(factor.is_finite() && factor >= least && factor > 0.0 && factor <= 1e3) {
+            if !(factor.is_finite()
+                && factor >= least
+                && factor > 0.0
+                && factor <= limits::MAX_LOAD_FACTOR)
+            {
                 return Err(SimError::Invalid {
                     param,
                     allowed: if least > 0.0 {
@@ -1014,8 +1029,8 @@ impl Composed {
             _ => {}
         }
         if let Some(service) = self.dependency.service {
-            if service.base > Duration::from_secs(3_600)
-                || service.per_in_flight > Duration::from_secs(3_600)
+            if service.base > limits::MAX_SERVICE_TIME
+                || service.per_in_flight > limits::MAX_SERVICE_TIME
             {
                 return Err(SimError::Invalid {
                     param: "dependency.service",
@@ -1043,22 +1058,25 @@ impl Composed {
                 });
             }
         }
-        if self.attempt_timeout.is_some_and(|t| t.is_zero() || t > DAY) {
+        if self
+            .attempt_timeout
+            .is_some_and(|t| t < limits::MIN_ATTEMPT_TIMEOUT || t > DAY)
+        {
             return Err(SimError::Invalid {
                 param: "attempt_timeout",
-                allowed: "longer than 0 and at most a day",
+                allowed: limits::ATTEMPT_TIMEOUT_ALLOWED,
             });
         }
         if self.drain.is_some_and(|d| d > DAY) {
             return Err(SimError::Invalid {
                 param: "drain",
-                allowed: "at most a day",
+                allowed: limits::AT_MOST_A_DAY,
             });
         }
         if self.fanout == 0 || self.fanout > Self::MAX_FANOUT {
             return Err(SimError::Invalid {
                 param: "fanout",
-                allowed: "between 1 and 1000",
+                allowed: limits::FANOUT_ALLOWED,
             });
         }
         if self.fanout > 1 && self.dependency.outage.is_some() {
@@ -1086,7 +1104,7 @@ impl Composed {
                 if pauses > Self::MAX_PAUSES {
                     return Err(SimError::TooLarge {
                         what: "replicas x (duration + drain + deadline) / (pause_every + pause)",
-                        limit: "1e8 pauses".to_owned(),
+                        limit: format!("{:e} pauses", Self::MAX_PAUSES),
                     });
                 }
             }
@@ -1723,6 +1741,7 @@ impl Composed {
     /// inner layer's invalid policy.
     fn check(&self, strategy: &Strategy, inner: &[Layer]) -> Result<(), SimError> {
         self.validate()?;
+        limits::check_layers(inner.len().saturating_add(1))?;
         strategy.policy.build(SeededRng::new(0))?;
         if let Some(hedging) = strategy.hedging {
             hedging.validate()?;
@@ -1949,18 +1968,7 @@ fn validate_pool(pool: &Replicas) -> Result<(), SimError> {
 fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
     match limiter.kind {
         LimiterKind::Rate { rate, burst } => {
-            if !(rate.is_finite() && rate > 0.0 && rate <= 1e9) {
-                return Err(SimError::Invalid {
-                    param: "limit_rate",
-                    allowed: "more than 0 and at most 1e9 requests per second",
-                });
-            }
-            if burst == 0 || burst > 1_000_000 {
-                return Err(SimError::Invalid {
-                    param: "limit_burst",
-                    allowed: "between 1 and 1e6 tokens",
-                });
-            }
+            check_limiter_rate(rate, burst)?;
         }
         LimiterKind::Concurrency { limit, service } => {
             if limit == 0 {
@@ -1969,18 +1977,36 @@ fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
                     allowed: "at least 1",
                 });
             }
-            if service > Duration::from_secs(86_400) {
+            if service > limits::MAX_DURATION {
                 return Err(SimError::Invalid {
                     param: "service",
-                    allowed: "at most a day",
+                    allowed: limits::AT_MOST_A_DAY,
                 });
             }
         }
     }
-    if limiter.retry_after > Duration::from_secs(86_400) {
+    if limiter.retry_after > limits::MAX_DURATION {
         return Err(SimError::Invalid {
             param: "retry_after",
-            allowed: "at most a day",
+            allowed: limits::AT_MOST_A_DAY,
+        });
+    }
+    Ok(())
+}
+
+/// Checks a rate limiter's rate (up to [`limits::MAX_LIMITER_RATE`]) and burst (up to
+/// [`limits::MAX_LIMITER_BURST`]): the composed model's and the throttle workload's.
+pub(crate) fn check_limiter_rate(rate: f64, burst: u32) -> Result<(), SimError> {
+    if !(rate.is_finite() && rate > 0.0 && rate <= limits::MAX_LIMITER_RATE) {
+        return Err(SimError::Invalid {
+            param: "limit_rate",
+            allowed: limits::LIMITER_RATE_ALLOWED,
+        });
+    }
+    if burst == 0 || burst > limits::MAX_LIMITER_BURST {
+        return Err(SimError::Invalid {
+            param: "limit_burst",
+            allowed: limits::LIMITER_BURST_ALLOWED,
         });
     }
     Ok(())

@@ -43,6 +43,7 @@ pub mod compose;
 pub mod dist;
 pub mod error;
 pub mod estimate;
+pub mod limits;
 pub mod metrics;
 mod pool;
 pub mod queue;

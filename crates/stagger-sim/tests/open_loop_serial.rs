@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use stagger_sim::limits;
 use stagger_sim::scoreboard::{Claim, Labelled, Scoreboard, SweepPoint};
 use stagger_sim::workload::open_loop::{self, OpenLoop};
 use stagger_sim::workload::serial::{self, Serial};
@@ -323,9 +324,13 @@ fn invalid_overrides_are_refused_by_name() {
             "{too_many}"
         );
     }
-    // Both pace their clients at a rate: the serial ones as the source's `SerialClient` does.
-    for kind in [WorkloadKind::OpenLoop, WorkloadKind::Serial] {
-        for r in [0.0, -1.0, 1e5 + 1.0, f64::NAN, f64::INFINITY] {
+    // Both pace their clients at a rate: the serial ones as the source's `SerialClient` does,
+    // the open ones as every open source (up to the same rate as a scenario's).
+    for (kind, most) in [
+        (WorkloadKind::OpenLoop, limits::MAX_SOURCE_RATE),
+        (WorkloadKind::Serial, limits::MAX_SERIAL_RATE),
+    ] {
+        for r in [0.0, -1.0, most * 1.000_001, f64::NAN, f64::INFINITY] {
             assert_eq!(param(kind, Overrides { rate: Some(r), ..d }), Some("rate"));
         }
     }
@@ -348,7 +353,16 @@ fn invalid_overrides_are_refused_by_name() {
     let mut w = OpenLoop::default();
     w.apply(&Overrides {
         failure_rate: Some(1.0),
-        rate: Some(1e5),
+        rate: Some(limits::MAX_SOURCE_RATE),
+        clients: Some(1),
+        duration: Some(Duration::from_millis(1)),
+        ..d
+    })
+    .unwrap();
+    w.validate().unwrap();
+    let mut w = Serial::default();
+    w.apply(&Overrides {
+        rate: Some(limits::MAX_SERIAL_RATE),
         clients: Some(1),
         duration: Some(Duration::from_millis(1)),
         ..d

@@ -1,59 +1,81 @@
 //! Clocks for the executors, beyond the core's.
+//!
+//! Every clock here that reads a real clock is on the process timeline
+//! ([`Timeline::PROCESS`]), as the core's [`MonotonicClock`] is: a budget or gate shared by
+//! runs on any of them, started at any time, compares their times on one line. See the
+//! [core's clock docs](stagger_core::clock) for the rule, and for what a clock of your own must
+//! do.
 
-pub use stagger_core::clock::{Clock, ManualClock, MonotonicClock, Timestamp};
+pub use stagger_core::clock::{
+    Clock, ManualClock, MonotonicClock, Timeline, TimelineBinding, Timestamp,
+};
 
 use std::time::SystemTime;
 
-/// tokio's clock, which follows `tokio::time::pause` and `advance` in tests. Its origin is the
-/// first time it is read, so making one costs nothing.
+/// tokio's clock, which follows `tokio::time::pause` and `advance` in tests, on the process
+/// timeline: every `TokioClock` reads the same time, so making one costs nothing.
+///
+/// Outside paused time, tokio's clock is the operating system's, so a `TokioClock` and a
+/// [`MonotonicClock`] agree, and an async run and a blocking run can share a budget or a gate.
+/// Under tokio's paused time (a test with `start_paused`), tokio's clock moves only as the
+/// runtime says: give such a test's runs one clock of one kind, a `TokioClock` everywhere or
+/// one [`ManualClock`], rather than a mix.
+///
+/// ```
+/// use stagger::clock::{Clock, Timeline, TokioClock};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let early = TokioClock::new();
+/// let t0 = early.now();
+/// tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+/// let late = TokioClock::new(); // made a minute later: the same timeline
+/// assert_eq!(late.now().saturating_duration_since(t0).as_secs(), 60);
+/// assert_eq!(late.timeline(), Timeline::PROCESS);
+/// # }
+/// ```
 #[cfg(feature = "tokio")]
-#[derive(Clone, Debug, Default)]
-pub struct TokioClock {
-    origin: std::sync::OnceLock<tokio::time::Instant>,
-}
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TokioClock;
 
 #[cfg(feature = "tokio")]
 impl TokioClock {
-    /// A clock whose origin will be its first reading.
+    /// tokio's clock.
     #[must_use]
     pub const fn new() -> Self {
-        Self {
-            origin: std::sync::OnceLock::new(),
-        }
-    }
-
-    /// A clock whose origin is now.
-    #[must_use]
-    pub fn starting_now() -> Self {
-        let clock = Self::new();
-        clock.now();
-        clock
+        Self
     }
 }
 
 #[cfg(feature = "tokio")]
 impl Clock for TokioClock {
+    #[inline]
     fn now(&self) -> Timestamp {
         #[allow(clippy::disallowed_methods)] // This type is the single wrapper of tokio's clock.
-        let now = tokio::time::Instant::now();
-        Timestamp::from_duration(now.saturating_duration_since(*self.origin.get_or_init(|| now)))
+        Timestamp::from_instant(tokio::time::Instant::now().into_std())
+    }
+
+    #[inline]
+    fn timeline(&self) -> Timeline {
+        Timeline::PROCESS
     }
 }
 
 /// A monotonic clock read from the CPU's time-stamp counter, through the `quanta` crate: the
-/// same timeline as [`MonotonicClock`] (nanoseconds since its first reading, never going
-/// backwards), at a fraction of the cost of a read where the counter is usable, for loops
-/// whose attempts are so cheap that the clock shows (see `docs/benchmarks.md`).
+/// process timeline, as [`MonotonicClock`], at a fraction of the cost of a read where the
+/// counter is usable, for loops whose attempts are so cheap that the clock shows (see
+/// `docs/benchmarks.md`).
 ///
 /// The counter is calibrated against the operating system's clock once per process, at the
 /// first reading of the first `QuantaClock` (up to 200 ms by `quanta`'s documentation; 0.6 ms
 /// on the machine `docs/benchmarks.md` was measured on): make it with
-/// [`QuantaClock::starting_now`] at startup to pay that before the first retry. Where the CPU
-/// does not report an invariant counter, `quanta` reads the operating system's clock instead.
-/// `quanta` promises readings that never go backwards from one clock; across threads on
-/// different cores it relies on the counters being synchronised, as current machines and
-/// operating systems keep them (a reading earlier than the origin counts as the origin, and
-/// the engine counts a late `now` in its latest window slot). What it does not follow: a system
+/// [`QuantaClock::calibrated`] at startup to pay that before the first retry. The counter is
+/// tied to the process timeline at the same moment, by reading both clocks back to back. Where
+/// the CPU does not report an invariant counter, `quanta` reads the operating system's clock
+/// instead. `quanta` promises readings that never go backwards from one clock; across threads
+/// on different cores it relies on the counters being synchronised, as current machines and
+/// operating systems keep them (a reading earlier than the tie counts as the tie, and the
+/// engine counts a late `now` in its latest window slot). What it does not follow: a system
 /// suspend (the counter may stop or reset with the machine), and the corrections the
 /// operating system makes to its own clock after the calibration, so it may drift from
 /// [`MonotonicClock`] by parts per million. For deadlines of seconds to hours, that is
@@ -61,45 +83,52 @@ impl Clock for TokioClock {
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger::clock::{Clock, QuantaClock};
+/// use stagger::clock::{Clock, MonotonicClock, QuantaClock};
 ///
 /// let clock = QuantaClock::new();
 /// let a = clock.now();
 /// let b = clock.now();
 /// assert!(b >= a);
-/// assert!(b.since_origin() < Duration::from_secs(1));
+/// // The process timeline: within a millisecond of the operating system's clock.
+/// let os = MonotonicClock::new().now();
+/// let tsc = clock.now();
+/// let apart = tsc.saturating_duration_since(os).max(os.saturating_duration_since(tsc));
+/// assert!(apart < Duration::from_millis(100));
 /// ```
 #[cfg(feature = "quanta")]
-#[derive(Clone, Debug, Default)]
-pub struct QuantaClock {
-    origin: std::sync::OnceLock<quanta::Instant>,
-}
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct QuantaClock;
 
-/// The process's one `quanta` clock: making one asks the CPU what it supports (several
-/// microseconds in a virtual machine), so every [`QuantaClock`] shares it.
+/// The process's one `quanta` clock, and where its counter meets the process timeline: making
+/// a `quanta` clock asks the CPU what it supports (several microseconds in a virtual machine),
+/// so every [`QuantaClock`] shares it.
 #[cfg(feature = "quanta")]
-fn quanta_clock() -> &'static quanta::Clock {
-    static CLOCK: std::sync::OnceLock<quanta::Clock> = std::sync::OnceLock::new();
-    CLOCK.get_or_init(quanta::Clock::new)
+fn quanta_tie() -> &'static (quanta::Clock, quanta::Instant, Timestamp) {
+    static TIE: std::sync::OnceLock<(quanta::Clock, quanta::Instant, Timestamp)> =
+        std::sync::OnceLock::new();
+    TIE.get_or_init(|| {
+        let clock = quanta::Clock::new();
+        #[allow(clippy::disallowed_methods)] // This type is the single wrapper of quanta.
+        let counter = clock.now();
+        let os = MonotonicClock::new().now();
+        (clock, counter, os)
+    })
 }
 
 #[cfg(feature = "quanta")]
 impl QuantaClock {
-    /// A clock whose origin will be its first reading.
+    /// The counter's clock.
     #[must_use]
     pub const fn new() -> Self {
-        Self {
-            origin: std::sync::OnceLock::new(),
-        }
+        Self
     }
 
-    /// A clock whose origin is now (and whose calibration, if it is the process's first, is
-    /// done now rather than at its first use).
+    /// The counter's clock, calibrated now if it is the process's first, rather than at its
+    /// first use.
     #[must_use]
-    pub fn starting_now() -> Self {
-        let clock = Self::new();
-        clock.now();
-        clock
+    pub fn calibrated() -> Self {
+        quanta_tie();
+        Self
     }
 }
 
@@ -107,9 +136,15 @@ impl QuantaClock {
 impl Clock for QuantaClock {
     #[inline]
     fn now(&self) -> Timestamp {
+        let (clock, counter, os) = quanta_tie();
         #[allow(clippy::disallowed_methods)] // This type is the single wrapper of quanta.
-        let now = quanta_clock().now();
-        Timestamp::from_duration(now.saturating_duration_since(*self.origin.get_or_init(|| now)))
+        let now = clock.now();
+        os.saturating_add(now.saturating_duration_since(*counter))
+    }
+
+    #[inline]
+    fn timeline(&self) -> Timeline {
+        Timeline::PROCESS
     }
 }
 

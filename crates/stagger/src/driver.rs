@@ -294,8 +294,10 @@ where
     ///
     /// # Errors
     ///
-    /// The outcome of a run whose configuration is invalid: no attempt, with
-    /// [`StopReason::InvalidConfig`] and the configuration's error.
+    /// The outcome of a run whose configuration is invalid, or whose clock is on another
+    /// timeline than its shared budget's
+    /// ([`ConfigError::TimelineMismatch`](stagger_core::ConfigError::TimelineMismatch)): no attempt,
+    /// with [`StopReason::InvalidConfig`] and the error.
     #[inline(always)]
     pub(crate) fn start<P>(retry: Retry<O, P, H>) -> Result<Self, OutcomeOf<O, H>>
     where
@@ -321,7 +323,12 @@ where
             mut notify,
         } = hooks.into_parts();
         let now = clock.now();
-        let policy = match policy.into_policy() {
+        // A shared budget or gate compares times of one timeline: the run's clock must be on
+        // the one it keeps (the first run's), checked before anything reaches it.
+        let checked = budget
+            .bind(clock.timeline())
+            .and_then(|()| policy.into_policy());
+        let policy = match checked {
             Ok(policy) => policy,
             Err(error) => {
                 let stopped =

@@ -5,13 +5,9 @@
 //! the async executor's driver ([`stagger::retry`](crate::retry)):
 //!
 //! - **One deadline per request** ([`timeout`](RetryMiddleware::timeout)), across attempts and
-//!   waits, **and the whole response**: each attempt's reqwest timeout becomes the smaller of
-//!   its own and the time left, and reqwest's timeout runs until the body has been read, so a
-//!   body still arriving at the deadline fails with a timeout. An attempt still in flight when
-//!   the deadline passes is cancelled, and a wait that would not fit is not started. (A
-//!   client-wide `ClientBuilder::timeout` is not visible to a middleware: with a deadline, each
-//!   request's own timeout replaces it. Set the shorter one per request, or on the
-//!   middleware.)
+//!   waits, **and the whole response**, body included; reqwest's own timeouts still apply to
+//!   each attempt ([below](#timeouts)). An attempt still in flight when the deadline passes is
+//!   cancelled, and a wait that would not fit is not started.
 //! - **Responses are classified** with the [HTTP rules](crate::http::classify_status): 408,
 //!   429, 500, 502, 503 and 504 are retried, and `Retry-After` on a 429 or 503 (seconds or an
 //!   HTTP date) is a floor under the next delay, never undercut by jitter. A wait longer than
@@ -57,6 +53,25 @@
 //! the first attempt and there is nothing left to send again. It still runs as a run of one
 //! attempt, so the deadline holds and the budget is told.
 //!
+//! # Timeouts
+//!
+//! The middleware never sets or changes a request's reqwest timeout. Each attempt gets:
+//!
+//! - **reqwest's own timeout, as without the middleware:** the request's
+//!   (`RequestBuilder::timeout`), or else the client's (`reqwest::ClientBuilder::timeout`),
+//!   over the headers and the body. A client built with a 200 ms timeout cuts each attempt at
+//!   200 ms under a 10 s deadline, and the attempt is retried as any timeout is: a GET is, a
+//!   POST is not. The caller gets reqwest's timeout error when the run ends on it.
+//! - **at most the time it has** ([`Attempt::remaining`]): the time left before the deadline,
+//!   or the [`attempt_timeout`](RetryMiddleware::attempt_timeout) if that is shorter. An
+//!   attempt whose response has not come by then is cancelled, and counts as a timeout.
+//! - **its body under the same limit:** with a deadline or an attempt timeout, the response is
+//!   handed back with its body read under the time the attempt had when it started (on
+//!   tokio's clock). A body still arriving then fails: reading it (`text`, `bytes`, `chunk`)
+//!   returns an error for which `reqwest::Error::is_timeout` is true. The response is
+//!   otherwise the one reqwest returned, its URL, headers and extensions included. Without a
+//!   deadline or an attempt timeout the response is handed back untouched.
+//!
 //! # What the caller gets
 //!
 //! - A response the rules do not call a failure: `Ok(response)`, as without the middleware.
@@ -80,10 +95,15 @@
 //! use stagger::reqwest::{RetryMiddleware, RetryOverrides};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+//! // The client's own timeout still cuts each attempt, here at 1 s.
+//! let inner = reqwest::Client::builder()
+//!     .timeout(Duration::from_secs(1))
+//!     .build()?;
 //! let retry = RetryMiddleware::new(ExponentialFullJitter::new().with_max_attempts(4))?
+//!     // One deadline per request, across its attempts and waits, body included.
 //!     .timeout(Duration::from_secs(10))
 //!     .notify(|event| eprintln!("retrying after {:?}", event.failure));
-//! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+//! let client = reqwest_middleware::ClientBuilder::new(inner)
 //!     .with(retry)
 //!     .build();
 //! let response = client
@@ -96,12 +116,17 @@
 //! # }
 //! ```
 
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use ::reqwest::{Request, Response};
+use ::reqwest::{Request, Response, ResponseBuilderExt};
 use http::Extensions;
+use http_body::{Body, Frame, SizeHint};
+use pin_project_lite::pin_project;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{ForDestination, Unlimited};
 #[cfg(feature = "serde")]
@@ -236,10 +261,11 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
         self
     }
 
-    /// A timeout for each attempt, within the deadline: each attempt's request gets
-    /// `min(timeout, time left)` as its reqwest timeout, body included, and an attempt still
-    /// waiting for its response then is cancelled and counts as a timeout, retried as any
-    /// timeout is (only for an idempotent request).
+    /// A timeout for each attempt, within the deadline: an attempt still waiting for its
+    /// response `timeout` after it started is cancelled and counts as a timeout, retried as any
+    /// timeout is (only for an idempotent request), and its body must have been read by then.
+    /// reqwest's own timeout, the request's or the client's, still applies to each attempt
+    /// when it is shorter ([Timeouts](self#timeouts)).
     #[must_use]
     pub const fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.settings = self.settings.with_attempt_timeout(timeout);
@@ -407,20 +433,22 @@ where
             async move {
                 // Never `None`: a replayable request clones every time, and a streaming one is
                 // asked for once.
-                let Some(mut request) = request else {
+                let Some(request) = request else {
                     return Err(Error::middleware(io::Error::other(
                         "the request's body cannot be sent again",
                     )));
                 };
-                // The deadline covers the whole response, body included: reqwest's own
-                // timeout runs until the body is read.
-                if let Some(left) = attempt.remaining {
-                    let own_timeout = request.timeout().map_or(left, |own| left.min(*own));
-                    *request.timeout_mut() = Some(own_timeout);
-                }
+                // The request's reqwest timeout is left alone: reqwest applies the request's
+                // own, or else the client's, which a middleware cannot read. The driver cuts
+                // the wait for the response at the time the attempt has; the body is read
+                // under the same limit, from the attempt's start, on tokio's clock.
+                let limit = attempt.remaining.map(tokio::time::sleep);
                 let result = next.run(request, &mut own).await;
                 *lock(last_extensions) = Some(own);
-                result
+                match limit {
+                    Some(limit) => result.map(|response| read_under(response, limit)),
+                    None => result,
+                }
             }
         };
         let wall = &self.wall;
@@ -458,6 +486,63 @@ where
             Last::Invalid(error) => Error::middleware(*error),
             last => Error::middleware(RetryError::new(stopped, last)),
         })
+    }
+}
+
+/// `response`, its body read under `limit`: the time its attempt had, from the attempt's start.
+/// Everything else is the response reqwest returned: its status, headers, extensions and URL.
+fn read_under(response: Response, limit: tokio::time::Sleep) -> Response {
+    let url = response.url().clone();
+    let (mut parts, body) = http::Response::<::reqwest::Body>::from(response).into_parts();
+    // The conversion back takes the URL from an extension that only `ResponseBuilderExt::url`
+    // can set.
+    if let Some(carrier) = http::response::Builder::new().url(url).extensions_mut() {
+        parts.extensions.extend(std::mem::take(carrier));
+    }
+    let body = ::reqwest::Body::wrap(UnderLimit { body, limit });
+    Response::from(http::Response::from_parts(parts, body))
+}
+
+pin_project! {
+    /// A response body that fails with a timeout once `limit` has passed before it ended.
+    struct UnderLimit<B> {
+        #[pin]
+        body: B,
+        #[pin]
+        limit: tokio::time::Sleep,
+    }
+}
+
+impl<B> Body for UnderLimit<B>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Data = B::Data;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<std::result::Result<Frame<Self::Data>, Self::Error>>> {
+        let this = self.project();
+        // As reqwest's own timeout: once the time is up, the body fails, read or not. An I/O
+        // error of kind `TimedOut` makes the caller's `reqwest::Error::is_timeout` true.
+        if this.limit.poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(Box::new(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the response body did not end within the retry deadline or attempt timeout",
+            )))));
+        }
+        this.body.poll_frame(cx).map_err(Into::into)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 

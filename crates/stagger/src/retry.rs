@@ -197,11 +197,11 @@ impl<O, P, H> Retry<O, P, H> {
         self
     }
 
-    /// One end-to-end deadline at `deadline` on the executor's clock. The default clocks start
-    /// at their first reading, which is the start of the run, so an absolute deadline needs a
-    /// clock shared with whoever computed it: pass one with [`clock`](Retry::clock) (a
-    /// [`ManualClock`](stagger_core::ManualClock) or a clock started earlier with
-    /// `starting_now`). Otherwise, use [`timeout`](Retry::timeout).
+    /// One end-to-end deadline at `deadline` on the executor's clock's timeline. The default
+    /// clocks share the process timeline, so a deadline read from any of them (say
+    /// `MonotonicClock::new().now() + 5 s`, computed when a request arrived) holds for every
+    /// run; with a [`ManualClock`](stagger_core::ManualClock), compute it from that clock.
+    /// For a time from now, use [`timeout`](Retry::timeout).
     pub fn deadline(mut self, deadline: Timestamp) -> Self {
         self.settings = self.settings.with_deadline(deadline);
         self

@@ -5,6 +5,10 @@
 
 mod support;
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -21,7 +25,7 @@ async fn run(
     method: &str,
     max_attempts: u32,
 ) -> (Result<u16, StopReason>, u32, Duration, Vec<Duration>) {
-    let start = TokioClock::starting_now();
+    let start = Stopwatch::start(TokioClock::new());
     let steps = RefCell::new(steps.iter().copied());
     let timeouts = RefCell::new(Vec::new());
     let outcome = stagger::retry(
@@ -69,7 +73,7 @@ async fn three_attempts_finish_at_2_25_with_shrinking_propagated_timeouts() {
 
 #[tokio::test(start_paused = true)]
 async fn an_early_timeout_recovers_within_the_shared_deadline() {
-    let start = TokioClock::starting_now();
+    let start = Stopwatch::start(TokioClock::new());
     let calls = RefCell::new(Vec::new());
     let result = stagger::retry(
         ScriptPolicy {

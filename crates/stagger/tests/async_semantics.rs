@@ -3,6 +3,10 @@
 
 mod support;
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::cell::Cell;
 use std::future::{Future, IntoFuture};
 use std::pin::{Pin, pin};
@@ -171,7 +175,7 @@ async fn the_no_argument_form_reads_like_the_peers() {
 #[cfg(feature = "tokio")]
 #[tokio::test(start_paused = true)]
 async fn a_deadline_timer_that_fires_early_is_rearmed_by_the_clock() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let policy = Constant::new().build(SeededRng::new(0)).unwrap();
     let err = stagger::retry(policy, |_| async {
         tokio::time::sleep(Duration::from_secs(3600)).await;

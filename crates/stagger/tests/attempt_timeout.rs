@@ -1,6 +1,10 @@
 //! A timeout per attempt in the async executor: an attempt that outlives it is cancelled and
 //! retried, and the run's deadline still bounds every attempt.
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +16,7 @@ use stagger::{Clock, Failure, Timestamp};
 #[tokio::test(start_paused = true)]
 async fn an_async_attempt_that_outlives_its_timeout_is_cancelled_and_retried() {
     use std::sync::atomic::{AtomicU32, Ordering};
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let calls = AtomicU32::new(0);
     let started = Arc::new(std::sync::Mutex::new(Vec::new()));
     let outcome = stagger::retry(Immediate::new().with_max_attempts(3), |attempt| {

@@ -24,13 +24,16 @@ impl Clock for Counting {
         self.reads.fetch_add(1, Ordering::SeqCst);
         self.inner.now()
     }
+    fn timeline(&self) -> stagger::clock::Timeline {
+        self.inner.timeline()
+    }
 }
 
 /// The clock reads of one run of 4 attempts that each take 5 ms on the timer (the first three
 /// fail), 1 ms apart, with `deadline` and `attempt_timeout` if given.
 async fn reads(deadline: Option<Duration>, attempt_timeout: Option<Duration>) -> (u64, u32) {
     let clock = Counting {
-        inner: TokioClock::starting_now(),
+        inner: TokioClock::new(),
         reads: Arc::new(AtomicU64::new(0)),
     };
     let calls = AtomicU64::new(0);
@@ -93,7 +96,7 @@ async fn an_attempt_reads_the_clock_twice_deadline_or_not() {
 #[test]
 fn a_blocking_attempt_reads_the_clock_twice_with_a_deadline() {
     let clock = Counting {
-        inner: TokioClock::starting_now(),
+        inner: TokioClock::new(),
         reads: Arc::new(AtomicU64::new(0)),
     };
     let mut calls = 0u32;

@@ -2,6 +2,10 @@
 //! wait, the others wait for paced slots of their own, first attempts included, inside their
 //! deadlines.
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
@@ -87,7 +91,7 @@ fn a_slot_past_the_deadline_ends_the_run_at_once_without_a_call() {
 #[tokio::test(start_paused = true)]
 async fn the_async_executor_waits_for_its_slot_too() {
     let gate = Arc::new(Gate::new(8).unwrap());
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     gate.throttled("api", clock.now(), Duration::from_secs(2), true);
     let result = stagger::retry(Immediate::new(), |_| async {
         Ok::<_, Failure>(clock.now())
@@ -107,7 +111,7 @@ async fn the_async_executor_waits_for_its_slot_too() {
 async fn a_call_dropped_while_it_waits_for_its_slot_gives_the_slot_back() {
     use stagger::gate::Slot;
     let gate = Arc::new(Gate::new(8).unwrap());
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     gate.throttled("api", clock.now(), Duration::from_secs(1), true);
     let call = stagger::retry(Immediate::new(), |_| async { Ok::<_, Failure>(()) })
         .classify(|f: &Failure| *f)

@@ -4,6 +4,10 @@
 
 #![cfg(feature = "tokio")]
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,7 +59,7 @@ impl Script {
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_first_attempt_is_hedged_and_cancelled_when_the_hedge_wins() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let script = Script::new();
     let outcome = stagger::retry(NoRetry::new(), |attempt| {
         script
@@ -92,7 +96,7 @@ async fn a_slow_first_attempt_is_hedged_and_cancelled_when_the_hedge_wins() {
 
 #[tokio::test(start_paused = true)]
 async fn hedges_never_exceed_max_attempts_nor_outlive_the_deadline() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let script = Script::new();
     let outcome = stagger::retry(NoRetry::new(), |attempt| {
         script
@@ -129,7 +133,7 @@ async fn hedges_never_exceed_max_attempts_nor_outlive_the_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_that_is_not_idempotent_is_never_hedged() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let script = Script::new();
     let outcome = stagger::retry(NoRetry::new(), |attempt| {
         script
@@ -157,7 +161,7 @@ async fn a_call_that_is_not_idempotent_is_never_hedged() {
 
 #[tokio::test(start_paused = true)]
 async fn an_attempt_timeout_cuts_an_attempt_and_hedges_at_once() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let script = Script::new();
     let outcome = stagger::retry(NoRetry::new(), |attempt| {
         script
@@ -192,7 +196,7 @@ async fn an_attempt_timeout_cuts_an_attempt_and_hedges_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn the_budget_pays_for_every_hedge_and_bounds_them() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     // Ten tokens at five a retry: two hedges in all, across runs, while nothing succeeds.
     let bucket = Arc::new(
         TokenBucket::AWS_STANDARD
@@ -228,7 +232,7 @@ async fn the_budget_pays_for_every_hedge_and_bounds_them() {
 
 #[tokio::test(start_paused = true)]
 async fn a_fatal_answer_ends_the_run_and_cancels_the_rest() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let script = Script::new();
     let outcome = stagger::retry(NoRetry::new(), |attempt| {
         script
@@ -261,7 +265,7 @@ async fn a_fatal_answer_ends_the_run_and_cancels_the_rest() {
 
 #[tokio::test(start_paused = true)]
 async fn a_delay_at_a_quantile_follows_the_measured_latencies() {
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     let sketch = Arc::new(LatencySketch::with_window(100).unwrap());
     // Without latencies a quantile is refused, typed, before any attempt.
     let refused = stagger::retry(NoRetry::new(), |_| async { Ok::<_, Failure>(()) })
@@ -324,7 +328,7 @@ async fn a_delay_at_a_quantile_follows_the_measured_latencies() {
 #[tokio::test(start_paused = true)]
 async fn the_same_script_gives_the_same_schedule() {
     async fn once() -> Vec<(u32, Timestamp)> {
-        let clock = stagger::clock::TokioClock::starting_now();
+        let clock = Stopwatch::start(stagger::clock::TokioClock::new());
         let script = Script::new();
         let _ = stagger::retry(NoRetry::new(), |attempt| {
             script

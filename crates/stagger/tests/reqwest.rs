@@ -7,6 +7,10 @@
 
 #![cfg(feature = "reqwest")]
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -17,7 +21,7 @@ use stagger::clock::MonotonicClock;
 use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate};
 use stagger::reqwest::{RetryMiddleware, RetryOverrides};
-use stagger::{Clock, Failure, PolicyConfig, RetryError, RetryReport, Timestamp};
+use stagger::{Failure, PolicyConfig, RetryError, RetryReport, Timestamp};
 
 #[path = "support/server.rs"]
 mod server;
@@ -46,8 +50,8 @@ async fn bounded<F: Future<Output = ()>>(test: F) {
         .expect("the test ends in time");
 }
 
-fn elapsed(clock: &MonotonicClock) -> Duration {
-    clock.now().since_origin()
+fn elapsed(clock: &Stopwatch<MonotonicClock>) -> Duration {
+    clock.elapsed()
 }
 
 fn report(response: &reqwest::Response) -> RetryReport {
@@ -70,7 +74,7 @@ async fn a_503_with_retry_after_is_retried_no_sooner_than_asked() {
     bounded(async {
         let server = start_server().await;
         let client = client(RetryMiddleware::new(quick()).unwrap());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = client.get(server.url("/busy")).send().await.unwrap();
         assert_eq!(response.status(), 200);
         let report = report(&response);
@@ -92,7 +96,7 @@ async fn a_429_with_an_http_date_retries_even_a_post() {
     bounded(async {
         let server = start_server().await;
         let client = client(RetryMiddleware::new(quick()).unwrap());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = client
             .post(server.url("/throttled"))
             .body("order")
@@ -124,7 +128,7 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
                 .unwrap()
                 .timeout(Duration::from_secs(5)),
         );
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         // The request's own timeout overrides the middleware's.
         let error = client
             .get(server.url("/slow"))
@@ -238,7 +242,7 @@ async fn a_streaming_body_still_keeps_the_deadline() {
         let client = client(RetryMiddleware::new(quick()).unwrap());
         let chunks: Vec<Result<&'static str, std::io::Error>> = vec![Ok("stream")];
         let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let error = client
             .post(server.url("/stall"))
             .with_extension(RetryOverrides::new().timeout(Duration::from_millis(300)))
@@ -455,7 +459,7 @@ async fn a_server_wait_beyond_the_limit_returns_the_response_at_once() {
                 .unwrap()
                 .max_server_wait(Duration::from_millis(500)),
         );
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = client.get(server.url("/busy")).send().await.unwrap();
         // The server asked for 1 s, more than this client honours: no wait, no retry.
         assert_eq!(response.status(), 503);
@@ -508,13 +512,13 @@ async fn a_body_slower_than_the_deadline_fails_at_the_deadline() {
     bounded(async {
         let server = start_server().await;
         // `/trickle` sends its head at once and its body over 3 s: the 500 ms deadline covers
-        // the body too, because each attempt's reqwest timeout is the time left.
+        // the body too, which the middleware reads under the time the attempt had.
         let client = client(
             RetryMiddleware::new(quick())
                 .unwrap()
                 .timeout(Duration::from_millis(500)),
         );
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = client.get(server.url("/trickle")).send().await.unwrap();
         assert_eq!(response.status(), 200);
         assert!(
@@ -524,14 +528,16 @@ async fn a_body_slower_than_the_deadline_fails_at_the_deadline() {
         let error = response.bytes().await.unwrap_err();
         let took = elapsed(&clock);
         assert!(error.is_timeout(), "{error}");
+        // Not before the deadline, and long before the 3 s the whole body takes (the upper
+        // bound leaves room for a loaded machine).
         assert!(
-            Duration::from_millis(450) <= took && took <= Duration::from_millis(550),
+            Duration::from_millis(450) <= took && took <= Duration::from_millis(2_000),
             "the body failed after {took:?}, not at the 500 ms deadline"
         );
         assert_eq!(server.count("/trickle"), 1);
 
         // A request's own, shorter reqwest timeout still wins: the smaller of the two.
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = client
             .get(server.url("/trickle"))
             .timeout(Duration::from_millis(200))
@@ -541,8 +547,9 @@ async fn a_body_slower_than_the_deadline_fails_at_the_deadline() {
         let error = response.bytes().await.unwrap_err();
         let took = elapsed(&clock);
         assert!(error.is_timeout(), "{error}");
+        // At its own 200 ms, before the 500 ms deadline.
         assert!(
-            Duration::from_millis(150) <= took && took <= Duration::from_millis(250),
+            Duration::from_millis(150) <= took && took < Duration::from_millis(450),
             "{took:?}"
         );
     })
@@ -697,6 +704,24 @@ async fn a_gate_paces_each_host_and_port_on_its_own() {
         let client = client(middleware);
         server::a_gate_holds_one_host_and_not_another(|url: String| {
             let request = client.get(url).header("x-client", "1").send();
+            async move { request.await.map_or(0, |r| r.status().as_u16()) }
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_calls_started_seconds_apart_are_paced_on_one_timeline() {
+    bounded(async {
+        let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
+        let middleware = RetryMiddleware::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(8))
+            .gate(gate);
+        let client = client(middleware);
+        server::check_two_calls_apart_share_one_gate(|url: String| {
+            let request = client.get(url).send();
             async move { request.await.map_or(0, |r| r.status().as_u16()) }
         })
         .await;

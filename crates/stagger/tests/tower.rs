@@ -7,6 +7,10 @@
 
 #![cfg(all(feature = "tower", feature = "tokio"))]
 
+#[path = "support/stopwatch.rs"]
+mod stopwatch;
+use stopwatch::Stopwatch;
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -114,9 +118,9 @@ async fn bounded<F: Future<Output = ()>>(test: F) {
         .expect("the test finished within its bound");
 }
 
-/// Seconds elapsed on `clock` since it started.
-fn elapsed(clock: &MonotonicClock) -> Duration {
-    clock.now().saturating_duration_since(Timestamp::ZERO)
+/// The time since `clock` started.
+fn elapsed(clock: &Stopwatch<MonotonicClock>) -> Duration {
+    clock.elapsed()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -130,7 +134,7 @@ async fn a_503_with_retry_after_is_retried_no_sooner_than_asked() {
             .unwrap()
             .timeout(Duration::from_secs(5))
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = send(&mut service, get(server.url("/busy"))).await.unwrap();
         let took = elapsed(&clock);
 
@@ -154,7 +158,7 @@ async fn a_429_with_an_http_date_retries_even_a_post_after_the_date() {
             .timeout(Duration::from_secs(5))
             .buffer_bodies(1024)
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         // No Idempotency-Key: a 429 is known to have had no effect, so even a POST is retried.
         let request = Request::post(server.url("/throttled"))
             .body(full("order"))
@@ -185,7 +189,7 @@ async fn a_server_wait_that_does_not_fit_the_deadline_gives_up_at_once() {
             .unwrap()
             .timeout(Duration::from_millis(500))
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = send(&mut service, get(server.url("/busy"))).await.unwrap();
 
         // The server's 503 goes back to the caller, at once, with why.
@@ -231,7 +235,7 @@ async fn the_deadline_cancels_the_attempt_in_flight_and_stops_everything() {
             .unwrap()
             .timeout(Duration::from_secs(5))
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         // The request's own deadline replaces the layer's.
         let mut request = get(server.url("/slow"));
         request
@@ -492,7 +496,7 @@ async fn zero_delays_retry_at_once_and_the_hook_hears_each_retry() {
             .unwrap()
             .notify(hook)
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let response = send(&mut service, get(server.url("/always503")))
             .await
             .unwrap();
@@ -638,7 +642,7 @@ async fn the_deadline_covers_reading_the_body_before_the_first_attempt() {
             .timeout(Duration::from_millis(200))
             .buffer_bodies(1024)
             .layer(client());
-        let clock = MonotonicClock::starting_now();
+        let clock = Stopwatch::start(MonotonicClock::new());
         let request = Request::put(server.url("/orders-stalled"))
             .body(Stalled.boxed())
             .unwrap();
@@ -1009,6 +1013,20 @@ async fn a_gate_paces_each_host_and_port_on_its_own() {
     .await;
 }
 
+#[tokio::test]
+async fn two_calls_started_seconds_apart_are_paced_on_one_timeline() {
+    bounded(async {
+        let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
+        let layer = RetryLayer::new(quick())
+            .unwrap()
+            .timeout(Duration::from_secs(8))
+            .gate(gate);
+        let call = status_caller(layer.layer(client()));
+        server::check_two_calls_apart_share_one_gate(|url: String| call(url, 1)).await;
+    })
+    .await;
+}
+
 /// A service whose ready instance holds a permit until it is called or dropped, as tower's
 /// `ConcurrencyLimit` does: `held` counts the permits held now.
 struct Permits {
@@ -1056,7 +1074,7 @@ impl Service<Request<RetryBody<TestBody>>> for Permits {
 #[tokio::test(start_paused = true)]
 async fn a_request_waiting_for_its_slot_holds_no_permit_of_the_inner_service() {
     let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());
-    let clock = stagger::clock::TokioClock::starting_now();
+    let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     // The destination was told to wait a second.
     gate.throttled("api.example:80", clock.now(), Duration::from_secs(1), true);
     let held = Arc::new(AtomicU32::new(0));

@@ -24,7 +24,7 @@ use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::spike::Spike;
 use stagger_sim::workload::throttle::Throttle;
-use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
+use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
@@ -35,11 +35,9 @@ const GRPC_LIMIT: &str = "a maxAttempts above 5 is read as 5, as gRFC A6 has cli
 /// The delays the text lists; the JSON lists up to a hundred.
 const SHOWN_DELAYS: usize = 8;
 
-/// The longest `--outage`: the open-loop model's longest run.
-const MAX_OUTAGE: Duration = Duration::from_secs(86_400);
-
-/// The most layers `--layers` takes.
-const MAX_LAYERS: u32 = 16;
+// The longest `--outage` is the open-loop model's longest run; the most layers `--layers`
+// takes, the simulator's most retry layers.
+use stagger_sim::limits::{MAX_DURATION as MAX_OUTAGE, MAX_LAYERS};
 
 /// Flags of `stagger check`.
 #[derive(Debug, clap::Args)]
@@ -69,6 +67,16 @@ pub(crate) struct Args {
     /// The world seed of the simulator runs.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
+    /// Refuse, before any run starts, a check whose runs are estimated to process more events
+    /// than this in all (every distinct configuration's runs added up), such as 2e7.
+    #[arg(
+        long,
+        value_name = "N",
+        value_parser = limits::events,
+        default_value_t = limits::DEFAULT_MAX_EVENTS,
+        allow_hyphen_values = true
+    )]
+    max_events: u64,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -80,11 +88,14 @@ enum Format {
     Json,
 }
 
-/// One retry configuration to check: a file's, or one method config's of a service config.
+/// One retry configuration to check: a file's, or one retry or hedging policy of a service
+/// config, with every method config that has it.
 #[derive(Clone, Debug)]
 struct Subject {
-    /// Where it comes from.
-    source: String,
+    /// The file it comes from, as the command line names it.
+    file: String,
+    /// Where in a service config it comes from; `None` for a retry configuration file.
+    grpc: Option<Grpc>,
     policy: AnyConfig,
     budget: Option<(BudgetKind, AnyBudgetConfig)>,
     settings: Settings,
@@ -95,10 +106,90 @@ struct Subject {
     unmodelled: Vec<String>,
 }
 
+/// Which policy of a service config a [`Subject`] is, and whose.
+#[derive(Clone, Debug)]
+struct Grpc {
+    /// `"retry"` or `"hedging"`.
+    policy: &'static str,
+    /// The method configs that have it, each by its names, in the file's order.
+    methods: Vec<String>,
+}
+
+/// The method configs a source line names before it counts the rest.
+const SHOWN_METHODS: usize = 3;
+
+impl Subject {
+    /// Where it comes from, as a report's first line says: the file, and for a service
+    /// config the policy and the method configs that have it (a few named, the rest counted).
+    fn source(&self) -> String {
+        let Some(grpc) = &self.grpc else {
+            return self.file.clone();
+        };
+        let methods = match grpc.methods.as_slice() {
+            [one] => one.clone(),
+            all => {
+                let mut shown: Vec<String> = all.iter().take(SHOWN_METHODS).cloned().collect();
+                if all.len() > SHOWN_METHODS {
+                    shown.push(format!("and {} more", all.len() - SHOWN_METHODS));
+                }
+                format!("{} method configs: {}", all.len(), shown.join("; "))
+            }
+        };
+        format!("{}, the {} policy of {methods}", self.file, grpc.policy)
+    }
+
+    /// What decides its report, apart from where it comes from: two subjects of one file with
+    /// the same key get the same report.
+    ///
+    /// The policy's and the budget's configurations hold floating-point parameters, so they
+    /// have no `Hash`; their `Debug` form, derived, prints every field (floating-point ones
+    /// exactly, as Rust prints them to read back), so equal keys are equal settings.
+    fn verdict_key(&self) -> String {
+        format!(
+            "{:?}",
+            (
+                self.grpc.as_ref().map(|g| g.policy),
+                self.policy,
+                self.budget,
+                self.settings,
+                self.hedging,
+                self.gated,
+                &self.unmodelled,
+            )
+        )
+    }
+}
+
+/// `subjects` with each that would get the same report as an earlier one
+/// ([`Subject::verdict_key`]) merged into it: its method configs are named with the earlier
+/// one's, and the reports keep the order in which each was first seen.
+fn distinct(subjects: Vec<Subject>) -> Vec<Subject> {
+    use std::collections::hash_map::{Entry, HashMap};
+    let mut first: HashMap<String, usize> = HashMap::new();
+    let mut kept: Vec<Subject> = Vec::new();
+    for subject in subjects {
+        match first.entry(subject.verdict_key()) {
+            Entry::Occupied(at) => {
+                if let (Some(into), Some(from)) = (&mut kept[*at.get()].grpc, subject.grpc) {
+                    into.methods.extend(from.methods);
+                }
+            }
+            Entry::Vacant(at) => {
+                at.insert(kept.len());
+                kept.push(subject);
+            }
+        }
+    }
+    kept
+}
+
 /// What one configuration commits its user to.
 #[derive(Debug, Serialize)]
 struct Report {
     source: String,
+    /// A service config's method configs that have this policy, each by its names, in the
+    /// file's order; empty for a retry configuration file.
+    method_configs: Vec<String>,
     policy: &'static str,
     max_attempts: u32,
     /// The delay before each retry: its band, in milliseconds.
@@ -222,10 +313,19 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             human(args.outage)
         )));
     }
-    let subjects = read(&args.config)?;
+    let subjects = distinct(read(&args.config)?);
+    // Every run of the check is planned and estimated, and the whole admitted, before any
+    // starts.
+    let mut defaults = Defaults::new();
+    let mut plans = subjects
+        .iter()
+        .map(|s| Plan::new(s, args, &mut defaults))
+        .collect::<Result<Vec<_>, _>>()?;
+    admit(&subjects, &mut plans, args)?;
     let reports = subjects
         .iter()
-        .map(|s| report(s, args))
+        .zip(plans)
+        .map(|(s, plan)| report(s, plan, args))
         .collect::<Result<Vec<_>, _>>()?;
     match args.format {
         Format::Json => {
@@ -256,7 +356,7 @@ fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
         FileFormat::Toml => {
             let spec: RetrySpec =
                 toml::from_str(&text).map_err(|e| bad("not a retry configuration", &e))?;
-            from_spec(&spec, format!("{shown}")).map(|s| vec![s])
+            from_spec(&spec, shown.to_string()).map(|s| vec![s])
         }
         FileFormat::Json => {
             let value: serde_json::Value =
@@ -274,15 +374,15 @@ fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
             } else {
                 let spec: RetrySpec = serde_json::from_value(value)
                     .map_err(|e| bad("not a retry configuration", &e))?;
-                from_spec(&spec, format!("{shown}")).map(|s| vec![s])
+                from_spec(&spec, shown.to_string()).map(|s| vec![s])
             }
         }
     }
 }
 
-fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
+fn from_spec(spec: &RetrySpec, file: String) -> Result<Subject, Failure> {
     // The file's own words: `max_attempts`, not the CLI's `--max-attempts`.
-    let bad = |e: stagger_core::ConfigError| Failure::Usage(format!("{source}: {e}"));
+    let bad = |e: stagger_core::ConfigError| Failure::Usage(format!("{file}: {e}"));
     let settings = spec.to_settings().map_err(bad)?;
     let mut unmodelled = Vec::new();
     if settings.timeout().is_some() {
@@ -319,7 +419,8 @@ fn from_spec(spec: &RetrySpec, source: String) -> Result<Subject, Failure> {
         hedging: spec.to_hedging().map_err(bad)?,
         gated: spec.gate.is_some(),
         unmodelled,
-        source,
+        file,
+        grpc: None,
     })
 }
 
@@ -336,18 +437,30 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             .join(", ")
     };
     // A method config's timeout is the deadline of the whole call, retries and hedges
-    // included (A6).
-    let timeouts = config.method_timeouts().map_err(grpc)?;
+    // included (A6). The first method config with the names gives it, looked up by them once
+    // per method config.
+    let mut timeouts = std::collections::HashMap::new();
+    for (named, timeout) in config.method_timeouts().map_err(grpc)? {
+        timeouts.entry(named).or_insert(timeout);
+    }
     let settings_of = |names_of: &[stagger_core::config::grpc::MethodName]| {
         timeouts
-            .iter()
-            .find(|(named, _)| named.as_slice() == names_of)
-            .map_or_else(Settings::new, |(_, t)| Settings::new().with_timeout(*t))
+            .get(names_of)
+            .map_or_else(Settings::new, |t| Settings::new().with_timeout(*t))
     };
+    let of = |policy: &'static str, names_of: &[stagger_core::config::grpc::MethodName]| {
+        Some(Grpc {
+            policy,
+            methods: vec![names(names_of)],
+        })
+    };
+    // The status codes a policy retries on take no part in the check: method configs that
+    // differ only in them get one report ([`distinct`]).
     let mut subjects = Vec::new();
     for (names_of, policy, _codes) in config.retry_policies().map_err(grpc)? {
         subjects.push(Subject {
-            source: format!("{shown}, the retry policy of {}", names(&names_of)),
+            file: shown.to_owned(),
+            grpc: of("retry", &names_of),
             policy,
             budget,
             settings: settings_of(&names_of),
@@ -358,7 +471,8 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
     }
     for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
         subjects.push(Subject {
-            source: format!("{shown}, the hedging policy of {}", names(&names_of)),
+            file: shown.to_owned(),
+            grpc: of("hedging", &names_of),
             // A6's hedging has no backoff: the policy only counts the attempts.
             policy: AnyConfig::from(
                 stagger_core::policy::Immediate::new().with_max_attempts(hedging.max_attempts()),
@@ -403,116 +517,278 @@ fn sim(err: SimError) -> Failure {
     Failure::Usage(format!("the simulator refuses the check's runs: {err}"))
 }
 
-/// Runs `workload` for `strategy`, counting its estimated events into `spent` and refusing,
-/// before it starts, a run that would take the check past the limits `stagger simulate` keeps
-/// by default.
-struct Budgeted {
-    events: u64,
-    memory: Option<u64>,
+/// One simulator run of the check: what it is estimated to cost, and the run itself, made
+/// only once the whole check is admitted ([`admit`]).
+struct Run {
+    estimate: Estimate,
+    /// Makes the run, given the events past which it stops.
+    go: Box<dyn FnOnce(u64) -> Result<ResultRow, SimError>>,
 }
 
-impl Budgeted {
-    fn new() -> Self {
-        Self {
-            events: 0,
-            memory: MemoryLimit::new(None).bytes,
-        }
-    }
-
-    /// Runs `model` with `layers` inside `strategy`'s layer as [`Budgeted::run`] does, or
-    /// `None` if the run would take the check past its limits (a stack that multiplies its
-    /// attempts beyond what is worth simulating).
-    fn try_run_layered(
-        &mut self,
-        model: &Composed,
-        strategy: &Strategy,
-        layers: &[compose::Layer],
+impl Run {
+    /// A run of `workload` for `strategy`, with its estimate, or with `known` if the same
+    /// workload and strategy have been estimated already (the estimate takes no seed).
+    fn of<W: Workload + 'static>(
+        workload: W,
+        strategy: Strategy,
         seed: u64,
-    ) -> Result<Option<ResultRow>, Failure> {
-        model.validate().map_err(sim)?;
-        let estimate = model.estimate_layered(strategy, layers);
-        if self.events_over(estimate) || self.memory_over(estimate) {
-            return Ok(None);
-        }
-        self.run_composed(model, strategy, layers, seed).map(Some)
-    }
-
-    /// Whether `estimate`'s events would take the check past the events `stagger simulate`
-    /// allows by default.
-    fn events_over(&self, estimate: Estimate) -> bool {
-        self.events.saturating_add(estimate.events) > limits::DEFAULT_MAX_EVENTS
-    }
-
-    /// Whether `estimate`'s memory, with the process's, is past the machine's limit.
-    fn memory_over(&self, estimate: Estimate) -> bool {
-        self.memory
-            .is_some_and(|limit| estimate.bytes.saturating_add(limits::process_bytes()) > limit)
-    }
-
-    /// Counts `estimate` into the check's events, refusing a run that would take it past
-    /// the limits `stagger simulate` keeps by default.
-    fn admit(&mut self, estimate: Estimate, strategy: &Strategy) -> Result<(), Failure> {
-        if self.events_over(estimate) {
-            return Err(Failure::Usage(format!(
-                "checking this configuration would simulate more than {} events: it makes {} \
-                 attempts a request; use fewer max_attempts, or a lower --rate, fewer --clients \
-                 or a shorter --outage for the outage run",
-                Count(limits::DEFAULT_MAX_EVENTS),
-                strategy_attempts(strategy)
-            )));
-        }
-        if self.memory_over(estimate) {
-            return Err(Failure::Usage(format!(
-                "a run of the check would need about {} of memory, more than {}: a request \
-                 is held through its whole retry window, so use a shorter window (a lower base, \
-                 cap or max_attempts), a lower --rate, fewer --clients or a shorter --outage",
-                Bytes(estimate.bytes),
-                Bytes(self.memory.unwrap_or(u64::MAX))
-            )));
-        }
-        self.events = self.events.saturating_add(estimate.events);
-        Ok(())
-    }
-
-    /// Admits a run of `estimate` for `strategy`, then makes it with `run`, given the events
-    /// past which it stops.
-    fn admitted(
-        &mut self,
-        estimate: Estimate,
-        strategy: &Strategy,
-        run: impl FnOnce(u64) -> Result<ResultRow, SimError>,
-    ) -> Result<ResultRow, Failure> {
-        self.admit(estimate, strategy)?;
-        run(stop_after(estimate)).map_err(sim)
-    }
-
-    fn run<W: Workload>(
-        &mut self,
-        workload: &W,
-        strategy: &Strategy,
-        seed: u64,
-    ) -> Result<ResultRow, Failure> {
+        known: Option<Estimate>,
+    ) -> Result<Self, Failure> {
         workload.validate().map_err(sim)?;
-        let estimate = workload.estimate(strategy);
-        self.admitted(estimate, strategy, |max| {
-            workload.run_within(strategy, seed, max)
+        Ok(Self {
+            estimate: known.unwrap_or_else(|| workload.estimate(&strategy)),
+            go: Box::new(move |max| workload.run_within(&strategy, seed, max)),
         })
     }
 
-    /// [`Budgeted::run`] for the composed model, with `layers` inside `strategy`'s.
-    fn run_composed(
-        &mut self,
-        model: &Composed,
-        strategy: &Strategy,
-        layers: &[compose::Layer],
+    /// A run of the composed model, with `layers` inside `strategy`'s.
+    fn composed(
+        model: Composed,
+        strategy: Strategy,
+        layers: Vec<compose::Layer>,
         seed: u64,
-    ) -> Result<ResultRow, Failure> {
+    ) -> Result<Self, Failure> {
         model.validate().map_err(sim)?;
-        let estimate = model.estimate_layered(strategy, layers);
-        self.admitted(estimate, strategy, |max| {
-            model.run_layered(strategy, layers, seed, max)
+        Ok(Self {
+            estimate: model.estimate_layered(&strategy, &layers),
+            go: Box::new(move |max| model.run_layered(&strategy, &layers, seed, max)),
         })
     }
+
+    /// Makes the run, stopped past twice its estimate.
+    fn run(self) -> Result<ResultRow, Failure> {
+        (self.go)(stop_after(self.estimate)).map_err(sim)
+    }
+}
+
+/// Every simulator run of one configuration's report, built and estimated before any runs.
+struct Plan {
+    /// The stack of `--layers` in the total outage, with stagger's default and with every
+    /// layer retrying: `None` for one layer or a hedged configuration, or once [`admit`]
+    /// leaves it out.
+    stack: Option<(Run, Run)>,
+    /// The total outage without a budget.
+    without_budget: Run,
+    /// The total outage with the configuration's budget, if it has one.
+    with_budget: Option<Run>,
+    /// The 429 storm as the configuration meets it, and its runs, one per seed.
+    throttle: Throttle,
+    throttle_runs: Vec<Run>,
+    /// Each row of the canonical workloads: its label, then its herd, outage and spike runs.
+    workloads: Vec<(String, [Run; 3])>,
+}
+
+/// The estimates of the canonical workloads' runs of a policy at the catalog's defaults, the
+/// same for every configuration that has it beside its own.
+type Defaults = std::collections::HashMap<PolicyKind, [Estimate; 3]>;
+
+impl Plan {
+    /// `defaults` keeps the estimates of the rows at the catalog's defaults, for the next
+    /// configuration's plan.
+    fn new(subject: &Subject, args: &Args, defaults: &mut Defaults) -> Result<Self, Failure> {
+        let strategy = strategy_of(subject)?;
+        let unbudgeted = strategy.with_budget(None);
+        let seed = args.seed;
+        // The total outage: open sources, every attempt failing, with the configuration's
+        // deadline and dispersal (each layer of a stack has them too).
+        let mut total = OpenLoop {
+            clients: args.clients,
+            rate: args.rate / args.clients as f64,
+            duration: args.outage,
+            failure_rate: 1.0,
+            ..OpenLoop::default()
+        }
+        .composed();
+        // The simulator takes deadlines up to a day: a longer one is a day there, which no
+        // run of the check comes near.
+        total.deadline = simulated_deadline(&subject.settings);
+        total.attempt_timeout = subject.settings.attempt_timeout();
+        total.dispersal = subject.settings.dispersal();
+        // The stack simulated: the configuration at every layer, in a total outage, no
+        // budget.
+        let stack = if subject.hedging.is_some() || args.layers < 2 {
+            None
+        } else {
+            let layers = |nested: Nested| {
+                vec![
+                    compose::Layer {
+                        policy: unbudgeted.policy,
+                        settings: subject.settings.with_nested(nested),
+                    };
+                    args.layers as usize - 1
+                ]
+            };
+            Some((
+                Run::composed(total, unbudgeted, layers(Nested::SingleAttempt), seed)?,
+                Run::composed(total, unbudgeted, layers(Nested::Retry), seed)?,
+            ))
+        };
+
+        let hedged = strategy.with_hedging(subject.hedging);
+        let without_budget = Run::composed(
+            total,
+            unbudgeted.with_hedging(subject.hedging),
+            Vec::new(),
+            seed,
+        )?;
+        let with_budget = match subject.budget {
+            Some(_) => Some(Run::composed(total, hedged, Vec::new(), seed)?),
+            None => None,
+        };
+
+        let trial = Throttle::default();
+        let throttle = Throttle {
+            dispersal: subject.settings.dispersal(),
+            timeout: simulated_deadline(&subject.settings).unwrap_or(trial.timeout),
+            gate: subject.gated,
+            ..trial
+        };
+        let mut throttle_runs = vec![Run::of(throttle, hedged, seed, None)?];
+        let once = throttle_runs[0].estimate;
+        for i in 1..THROTTLE_SEEDS {
+            throttle_runs.push(Run::of(throttle, hedged, seed.wrapping_add(i), Some(once))?);
+        }
+
+        // The configuration with its deadline (on the outage) and its attempt timeout (on the
+        // spike), and its hedging on all three; the catalog's defaults as their pages run
+        // them.
+        let policy = subject.policy;
+        let mut workloads = vec![(
+            "this configuration".to_owned(),
+            canonical(hedged, Some(&subject.settings), seed, None)?,
+        )];
+        let mut beside = Vec::new();
+        if AnyConfig::from(policy.kind()) != policy || subject.budget.is_some() {
+            beside.push(policy.kind());
+        }
+        if policy.kind() != PolicyKind::ExponentialFullJitter {
+            beside.push(PolicyKind::ExponentialFullJitter);
+        }
+        for kind in beside {
+            let runs = canonical(
+                Strategy::policy(AnyConfig::from(kind)),
+                None,
+                seed,
+                defaults.get(&kind).copied(),
+            )?;
+            defaults.insert(kind, runs.each_ref().map(|r| r.estimate));
+            workloads.push((format!("{kind} at its defaults"), runs));
+        }
+        Ok(Self {
+            stack,
+            without_budget,
+            with_budget,
+            throttle,
+            throttle_runs,
+            workloads,
+        })
+    }
+
+    /// The runs every report makes: all but the stack.
+    fn required(&self) -> impl Iterator<Item = &Run> {
+        std::iter::once(&self.without_budget)
+            .chain(&self.with_budget)
+            .chain(&self.throttle_runs)
+            .chain(self.workloads.iter().flat_map(|(_, runs)| runs))
+    }
+
+    /// What the runs every report makes cost, one after another.
+    fn estimate(&self) -> Estimate {
+        self.required()
+            .fold(Estimate::default(), |sum, run| sum.then(run.estimate))
+    }
+
+    /// What the stack's runs cost, if it has one.
+    fn stack_estimate(&self) -> Option<Estimate> {
+        self.stack
+            .as_ref()
+            .map(|(owned, every)| owned.estimate.then(every.estimate))
+    }
+}
+
+/// The canonical workloads' runs of `strategy`: the herd, the outage (with `own`'s deadline)
+/// and the spike (with its attempt timeout), estimated, or with the `known` estimates of the
+/// same runs.
+fn canonical(
+    strategy: Strategy,
+    own: Option<&Settings>,
+    seed: u64,
+    known: Option<[Estimate; 3]>,
+) -> Result<[Run; 3], Failure> {
+    let outage = Outage {
+        timeout: own.and_then(simulated_deadline),
+        ..Outage::default()
+    };
+    let mut spike = Spike::default();
+    if let Some(t) = own.and_then(Settings::attempt_timeout) {
+        spike.server.timeout = t;
+    }
+    let [herd_e, outage_e, spike_e] = known.map_or([None; 3], |k| k.map(Some));
+    Ok([
+        Run::of(Herd::default(), strategy, seed, herd_e)?,
+        Run::of(outage, strategy, seed, outage_e)?,
+        Run::of(spike, strategy, seed, spike_e)?,
+    ])
+}
+
+/// Admits the check as a whole, before any run starts: refuses it if the runs of every
+/// report, added up over the distinct configurations, are estimated to process more than
+/// `--max-events`, or if one of them would need more memory than the machine's limit; then
+/// keeps each configuration's simulated stack of `--layers`, in order, while it fits in the
+/// events left, and leaves out the rest.
+fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Result<(), Failure> {
+    let total = plans
+        .iter()
+        .fold(Estimate::default(), |sum, plan| sum.then(plan.estimate()));
+    if total.events > args.max_events {
+        let whole = format!(
+            "would simulate about {} events (estimated), more than --max-events {}",
+            Count(total.events),
+            Count(args.max_events)
+        );
+        let raise = format!("or raise --max-events to {}", total.events);
+        return Err(Failure::Usage(match subjects {
+            [one] => format!(
+                "checking this configuration {whole}: it makes {} attempts a request; use \
+                 fewer max_attempts, or a lower --rate, fewer --clients or a shorter --outage, \
+                 {raise}",
+                subject_attempts(one)
+            ),
+            all => {
+                let methods: usize = all
+                    .iter()
+                    .map(|s| s.grpc.as_ref().map_or(1, |g| g.methods.len()))
+                    .sum();
+                format!(
+                    "checking {} distinct policies (of {methods} method configs) {whole}: check \
+                     fewer at a time, or use a lower --rate, fewer --clients or a shorter \
+                     --outage, {raise}",
+                    all.len()
+                )
+            }
+        }));
+    }
+    let limit = MemoryLimit::new(None).bytes;
+    let process = limits::process_bytes();
+    let memory_over = |e: Estimate| limit.is_some_and(|l| e.bytes.saturating_add(process) > l);
+    if memory_over(total) {
+        return Err(Failure::Usage(format!(
+            "a run of the check would need about {} of memory, more than {}: a request is held \
+             through its whole retry window, so use a shorter window (a lower base, cap or \
+             max_attempts), a lower --rate, fewer --clients or a shorter --outage",
+            Bytes(total.bytes.saturating_add(process)),
+            Bytes(limit.unwrap_or(u64::MAX))
+        )));
+    }
+    // A stack that multiplies its attempts beyond what is left is not simulated.
+    let mut left = args.max_events - total.events;
+    for plan in plans {
+        match plan.stack_estimate() {
+            Some(stack) if stack.events <= left && !memory_over(stack) => left -= stack.events,
+            _ => plan.stack = None,
+        }
+    }
+    Ok(())
 }
 
 /// The events past which a run of the check is stopped: twice its estimate, and some.
@@ -520,18 +796,16 @@ fn stop_after(estimate: Estimate) -> u64 {
     estimate.events.saturating_mul(2).saturating_add(10_000)
 }
 
-fn strategy_attempts(strategy: &Strategy) -> u32 {
-    match strategy.policy {
-        SimPolicy::Catalog(config) => config.max_attempts(),
-        _ => 0,
-    }
+/// The attempts a request of `subject` makes at most: its hedges', if it hedges.
+fn subject_attempts(subject: &Subject) -> u32 {
+    subject
+        .hedging
+        .map_or_else(|| subject.policy.max_attempts(), |h| h.max_attempts())
 }
 
-fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
+fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure> {
     let policy = subject.policy;
-    let attempts = subject
-        .hedging
-        .map_or_else(|| policy.max_attempts(), |h| h.max_attempts());
+    let attempts = subject_attempts(subject);
     let retries = attempts.saturating_sub(1);
     // The delays: every retry's band, up to a hundred listed.
     let delays_ms: Vec<(f64, f64)> = (1..=retries.min(100))
@@ -549,55 +823,13 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         }
         stagger_core::Bounds { min, max }
     });
-    let strategy = strategy_of(subject)?;
-    let unbudgeted = strategy.with_budget(None);
     let nested = subject.settings.nested();
-    let hedged = subject.hedging.is_some();
-    let mut runs = Budgeted::new();
-    // The total outage: open sources, every attempt failing, with the configuration's
-    // deadline and dispersal (each layer of a stack has them too).
-    let mut total = OpenLoop {
-        clients: args.clients,
-        rate: args.rate / args.clients as f64,
-        duration: args.outage,
-        failure_rate: 1.0,
-        ..OpenLoop::default()
-    }
-    .composed();
-    // The simulator takes deadlines up to a day: a longer one is a day there, which no run
-    // of the check comes near.
-    total.deadline = simulated_deadline(&subject.settings);
-    total.attempt_timeout = subject.settings.attempt_timeout();
-    total.dispersal = subject.settings.dispersal();
-    // The stack simulated: the configuration at every layer, in a total outage, no budget.
-    let simulated = if hedged || args.layers < 2 {
-        None
-    } else {
-        let model = total;
-        let layers = |nested: Nested| {
-            vec![
-                compose::Layer {
-                    policy: unbudgeted.policy,
-                    settings: subject.settings.with_nested(nested),
-                };
-                args.layers as usize - 1
-            ]
-        };
-        let owned = runs.try_run_layered(
-            &model,
-            &unbudgeted,
-            &layers(Nested::SingleAttempt),
-            args.seed,
-        )?;
-        let uncoordinated =
-            runs.try_run_layered(&model, &unbudgeted, &layers(Nested::Retry), args.seed)?;
-        match (owned, uncoordinated) {
-            (Some(owned), Some(uncoordinated)) => Some(SimulatedLayers {
-                uncoordinated: uncoordinated.load,
-                owned: owned.load,
-            }),
-            _ => None,
-        }
+    let simulated = match plan.stack {
+        Some((owned, every)) => Some(SimulatedLayers {
+            owned: owned.run()?.load,
+            uncoordinated: every.run()?.load,
+        }),
+        None => None,
     };
     let layers = Layers {
         layers: args.layers,
@@ -611,36 +843,21 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
         simulated,
     };
 
-    let outage = {
-        let unbudgeted = unbudgeted.with_hedging(subject.hedging);
-        let strategy = strategy.with_hedging(subject.hedging);
-        let without = runs.run_composed(&total, &unbudgeted, &[], args.seed)?.load;
-        let with = match subject.budget {
-            Some(_) => Some(runs.run_composed(&total, &strategy, &[], args.seed)?.load),
+    let outage = Some(OutageLoad {
+        rate: args.rate,
+        clients: args.clients,
+        duration: human(args.outage),
+        without_budget: plan.without_budget.run()?.load,
+        with_budget: match plan.with_budget {
+            Some(run) => Some(run.run()?.load),
             None => None,
-        };
-        Some(OutageLoad {
-            rate: args.rate,
-            clients: args.clients,
-            duration: human(args.outage),
-            without_budget: without,
-            with_budget: with,
-        })
-    };
+        },
+    });
 
     let throttle = {
-        let strategy = strategy.with_hedging(subject.hedging);
-        let trial = Throttle::default();
-        let model = Throttle {
-            dispersal: subject.settings.dispersal(),
-            timeout: simulated_deadline(&subject.settings).unwrap_or(trial.timeout),
-            gate: subject.gated,
-            ..trial
-        };
         let (mut served, mut early) = (0, 0);
-        for i in 0..THROTTLE_SEEDS {
-            let seed = args.seed.wrapping_add(i);
-            let row = runs.run(&model, &strategy, seed)?;
+        for run in plan.throttle_runs {
+            let row = run.run()?;
             served += row.successes;
             early += row.early_retries.unwrap_or(0);
         }
@@ -648,57 +865,32 @@ fn report(subject: &Subject, args: &Args) -> Result<Report, Failure> {
             served: served as f64 / THROTTLE_SEEDS as f64,
             seeds: THROTTLE_SEEDS,
             early_retries: early,
-            dispersal: model.dispersal.name(),
-            deadline: human(model.timeout),
+            dispersal: plan.throttle.dispersal.name(),
+            deadline: human(plan.throttle.timeout),
             own_deadline: subject.settings.timeout().is_some(),
             max_server_wait: human(subject.settings.max_server_wait()),
         })
     };
 
-    let workloads = {
-        // The configuration with its deadline (on the outage) and its attempt timeout (on the
-        // spike), and its hedging on all three; the catalog's defaults as their pages run
-        // them.
-        let settings = &subject.settings;
-        let mine = strategy.with_hedging(subject.hedging);
-        let mut rows = vec![("this configuration".to_owned(), mine, Some(settings))];
-        let defaults = AnyConfig::from(policy.kind());
-        if defaults != policy || subject.budget.is_some() {
-            rows.push((
-                format!("{} at its defaults", policy.kind()),
-                Strategy::policy(defaults),
-                None,
-            ));
-        }
-        if policy.kind() != PolicyKind::ExponentialFullJitter {
-            rows.push((
-                "exponential-full-jitter at its defaults".to_owned(),
-                Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
-                None,
-            ));
-        }
-        rows.into_iter()
-            .map(|(label, s, own)| {
-                let outage = Outage {
-                    timeout: own.and_then(simulated_deadline),
-                    ..Outage::default()
-                };
-                let mut spike = Spike::default();
-                if let Some(t) = own.and_then(Settings::attempt_timeout) {
-                    spike.server.timeout = t;
-                }
-                Ok(WorkloadRow {
-                    label,
-                    herd_peak_share: runs.run(&Herd::default(), &s, args.seed)?.peak_window_share,
-                    outage_success: runs.run(&outage, &s, args.seed)?.success_rate,
-                    spike_tail_goodput: runs.run(&spike, &s, args.seed)?.tail_goodput_ratio,
-                })
+    let workloads = plan
+        .workloads
+        .into_iter()
+        .map(|(label, [herd, outage, spike])| {
+            Ok(WorkloadRow {
+                label,
+                herd_peak_share: herd.run()?.peak_window_share,
+                outage_success: outage.run()?.success_rate,
+                spike_tail_goodput: spike.run()?.tail_goodput_ratio,
             })
-            .collect::<Result<Vec<_>, Failure>>()?
-    };
+        })
+        .collect::<Result<Vec<_>, Failure>>()?;
 
     let mut r = Report {
-        source: subject.source.clone(),
+        source: subject.source(),
+        method_configs: subject
+            .grpc
+            .as_ref()
+            .map_or_else(Vec::new, |g| g.methods.clone()),
         policy: policy.kind().name(),
         max_attempts: attempts,
         delays_ms,

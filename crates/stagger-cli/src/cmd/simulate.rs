@@ -9,7 +9,7 @@ use stagger_core::budget::BudgetKind;
 use stagger_core::engine::{
     Dispersal, HedgeDelay, Hedging, MAX_HEDGED_ATTEMPTS, ParseHedgeDelayError,
 };
-use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, Preset};
+use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, Preset, Timestamp};
 use stagger_sim::workload::partition::BudgetPartition;
 use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
@@ -207,12 +207,12 @@ fn strategy(
         let (base, cap) = overrides.base_and_cap(name)?;
         let base = base.unwrap_or(Duration::from_millis(5));
         let cap = cap.unwrap_or(Duration::from_secs(2));
-        if base.is_zero() || base > Duration::from_secs(86_400) {
+        if base.is_zero() || base > stagger_sim::limits::MAX_DURATION {
             return Err(Failure::Usage(
                 "invalid --base: longer than 0 and at most a day".to_owned(),
             ));
         }
-        if cap < base || cap > Duration::from_secs(86_400) {
+        if cap < base || cap > stagger_sim::limits::MAX_DURATION {
             return Err(Failure::Usage(
                 "invalid --cap: at least --base (5ms by default) and at most a day".to_owned(),
             ));
@@ -232,10 +232,15 @@ fn strategy(
     Ok(Strategy::of(policy).with_budget(budget))
 }
 
-/// Reads a `--hedge` value.
+/// Reads a `--hedge` value. A duration of any length is read, and bounded by
+/// [`Hedging::validate`] in [`hedged`] as a configuration file's `[hedging] delay` is (at most
+/// [`MAX_HEDGE_DELAY`](stagger_core::limits::MAX_HEDGE_DELAY)), with the same error.
 fn hedge(text: &str) -> Result<Option<HedgeDelay>, String> {
     if text == "none" {
         return Ok(None);
+    }
+    if let Ok(delay) = stagger_core::duration::parse(text) {
+        return Ok(Some(HedgeDelay::Fixed(delay)));
     }
     text.parse()
         .map(Some)
@@ -334,7 +339,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     let process = limits::process_bytes();
     let memory = MemoryLimit::new(args.max_memory);
     check_limits(total, process, &memory, args.max_events)?;
-    let clock = MonotonicClock::starting_now();
+    let started = MonotonicClock::new().now();
     let results = strategies
         .iter()
         .zip(&estimates)
@@ -351,7 +356,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             ""
         };
         let estimated = estimates.iter().map(|e| e.events).sum::<u64>();
-        print_stats(args, (estimated, plots), total, process, &results, &clock);
+        print_stats(args, (estimated, plots), total, process, &results, started);
     }
     let (title, x, y) = match workload {
         WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
@@ -465,7 +470,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         &MemoryLimit::new(args.max_memory),
         args.max_events,
     )?;
-    let clock = MonotonicClock::starting_now();
+    let started = MonotonicClock::new().now();
     let row = ready
         .model
         .run_within(&ready.strategy, ready.seed, stop_after(&estimate))
@@ -483,7 +488,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
             total,
             process,
             &results,
-            &clock,
+            started,
         );
     }
     let chart = match plotted {
@@ -575,16 +580,19 @@ fn scenario_plot(
 }
 
 /// Prints `--stats` on stderr: the estimate (its events, and what it adds to them), the events
-/// the runs processed since `clock` started, their rate, the peak memory and the limits.
+/// the runs processed since `started`, their rate, the peak memory and the limits.
 fn print_stats(
     args: &Args,
     (estimated, plots): (u64, &str),
     total: Estimate,
     process: u64,
     results: &[ResultRow],
-    clock: &MonotonicClock,
+    started: Timestamp,
 ) {
-    let seconds = clock.now().since_origin().as_secs_f64();
+    let seconds = MonotonicClock::new()
+        .now()
+        .saturating_duration_since(started)
+        .as_secs_f64();
     let events: u64 = results.iter().map(|r| r.events).sum();
     let peak = limits::peak_resident_bytes()
         .map_or_else(|| "unknown".to_owned(), |b| Bytes(b).to_string());

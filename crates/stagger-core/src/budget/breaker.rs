@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::window::Window;
 use super::{Budget, Spent};
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 
@@ -294,6 +294,8 @@ pub struct BreakerBudget {
     config: Breaker,
     threshold_ppm: u64,
     counts: Counts,
+    /// The timeline of the window's times.
+    timeline: TimelineBinding,
 }
 
 /// Where the outcomes are counted.
@@ -337,6 +339,7 @@ impl BreakerBudget {
             config,
             threshold_ppm,
             counts,
+            timeline: TimelineBinding::new(),
         })
     }
 
@@ -397,6 +400,14 @@ fn lock(window: &Mutex<Window<2>>) -> MutexGuard<'_, Window<2>> {
 }
 
 impl Budget for BreakerBudget {
+    #[inline]
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        // Counts since creation keep no time; a window does.
+        match self.counts {
+            Counts::Cumulative { .. } => Ok(()),
+            Counts::Windowed(_) => self.timeline.bind(timeline),
+        }
+    }
     #[inline]
     fn try_retry(&self, now: Timestamp, _failure: &Failure) -> Option<Spent> {
         (!self.is_tripped(now)).then_some(Spent(0))

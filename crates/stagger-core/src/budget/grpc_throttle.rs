@@ -71,14 +71,16 @@ impl GrpcThrottle {
                 return Err(ConfigError::NotFinite { param, value });
             }
         }
-        if !(self.max_tokens >= 0.001 && self.max_tokens <= 1000.0) {
+        if !(self.max_tokens >= crate::limits::TOKEN_RESOLUTION
+            && self.max_tokens <= crate::limits::GRPC_MAX_TOKENS)
+        {
             return Err(ConfigError::OutOfRange {
                 param: "max_tokens",
                 value: self.max_tokens,
                 allowed: "in (0, 1000], at least 0.001",
             });
         }
-        if self.token_ratio > 1e9 || thousandths(self.token_ratio) < 1 {
+        if self.token_ratio > crate::limits::MAX_TOKENS || thousandths(self.token_ratio) < 1 {
             return Err(ConfigError::OutOfRange {
                 param: "token_ratio",
                 value: self.token_ratio,

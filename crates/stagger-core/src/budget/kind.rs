@@ -7,7 +7,7 @@ use super::{
     Breaker, BreakerBudget, Budget, BudgetConfig, GrpcThrottle, GrpcThrottleBudget, Ratio,
     RatioBudget, Spent, SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 use crate::rng::SeededRng;
@@ -233,6 +233,9 @@ macro_rules! each_budget {
 }
 
 impl Budget for AnyBudget {
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        each_budget!(self, b => b.bind(timeline))
+    }
     fn admit(&self, now: Timestamp) -> bool {
         each_budget!(self, b => b.admit(now))
     }

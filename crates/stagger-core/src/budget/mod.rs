@@ -17,7 +17,8 @@
 //! [`Budget`] is a small trait that takes `&self`: one budget is shared through an `Arc` by
 //! every request, across threads and tasks. Time comes from the engine's `now`, never from a
 //! clock of the budget's own, so a budget is deterministic under a manual clock and in the
-//! simulator.
+//! simulator. A budget that keeps times binds to the timeline of the first run's clock
+//! ([`Budget::bind`]), so that runs on clocks that disagree cannot share it by accident.
 
 pub mod breaker;
 pub mod grpc_throttle;
@@ -40,7 +41,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 pub use crate::gate::Slot;
@@ -149,6 +150,22 @@ pub struct Spent(pub u64);
 /// still in the window (the SRE throttle's random draw for the grant, if it made one, stays
 /// drawn); the others charge nothing for a grant.
 pub trait Budget {
+    /// A run whose clock is on `timeline` is about to use this budget. A budget that keeps
+    /// times (a window of outcomes, a gate's closing times) compares only times of one
+    /// timeline: it binds to the first timeline it is given
+    /// ([`TimelineBinding`](crate::clock::TimelineBinding)) and refuses
+    /// any other, and the run stops before its first attempt with that error. The executors
+    /// call it once per run, before anything else. The default, for a budget that keeps no
+    /// time, accepts every timeline.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::TimelineMismatch`] if the budget keeps its times on another timeline.
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        let _ = timeline;
+        Ok(())
+    }
+
     /// May a first attempt go ahead? Client-side adaptive throttling may refuse even that. The
     /// default admits every first attempt.
     fn admit(&self, now: Timestamp) -> bool {
@@ -227,6 +244,10 @@ impl Budget for Unlimited {
 /// a layer built from one holds an `Option<Arc<AnyBudget>>`.
 impl<B: Budget> Budget for Option<B> {
     #[inline]
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        self.as_ref().map_or(Ok(()), |b| b.bind(timeline))
+    }
+    #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.as_ref().is_none_or(|b| b.admit(now))
     }
@@ -286,6 +307,10 @@ impl<B: Budget> Budget for Option<B> {
 macro_rules! forward_budget {
     ($($ty:ty),*) => {$(
         impl<B: Budget + ?Sized> Budget for $ty {
+            #[inline]
+            fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+                (**self).bind(timeline)
+            }
             #[inline]
             fn admit(&self, now: Timestamp) -> bool {
                 (**self).admit(now)

@@ -61,7 +61,7 @@ struct Table<B> {
 
 impl<B> Partitioned<B> {
     /// The most destinations a set may hold. Making room scans the set, under its lock.
-    pub const MAX_CAPACITY: usize = crate::error::MAX_DESTINATIONS;
+    pub const MAX_CAPACITY: usize = crate::limits::MAX_DESTINATIONS;
 
     /// A budget of `config` for each of up to `capacity` destinations (1 to
     /// [`Partitioned::MAX_CAPACITY`]). Each destination's budget draws (where it draws) from

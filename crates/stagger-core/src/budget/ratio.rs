@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::window::Window;
 use super::{Budget, Spent};
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 
@@ -82,14 +82,14 @@ impl Ratio {
                 value: self.percent,
             });
         }
-        if !(0.0..=1000.0).contains(&self.percent) {
+        if !(0.0..=crate::limits::MAX_RATIO_PERCENT).contains(&self.percent) {
             return Err(ConfigError::OutOfRange {
                 param: "percent",
                 value: self.percent,
                 allowed: "between 0 and 1000",
             });
         }
-        if self.ttl < Duration::from_secs(1) || self.ttl > Duration::from_secs(60) {
+        if self.ttl < crate::limits::MIN_RATIO_TTL || self.ttl > crate::limits::MAX_RATIO_TTL {
             return Err(ConfigError::OutOfRange {
                 param: "ttl",
                 value: self.ttl.as_secs_f64(),
@@ -128,6 +128,8 @@ pub struct RatioBudget {
     reserve: u64,
     percent_ppm: u64,
     window: Mutex<Window<2>>,
+    /// The timeline of the window's times.
+    timeline: TimelineBinding,
 }
 
 impl RatioBudget {
@@ -144,6 +146,7 @@ impl RatioBudget {
             reserve: u64::from(config.min_per_sec).saturating_mul(ttl_ms) / 1000,
             percent_ppm: (config.percent * 1e6).round() as u64,
             window: Mutex::new(Window::new(config.ttl / SLOTS as u32, SLOTS)),
+            timeline: TimelineBinding::new(),
         })
     }
 
@@ -161,6 +164,10 @@ impl RatioBudget {
 }
 
 impl Budget for RatioBudget {
+    #[inline]
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        self.timeline.bind(timeline)
+    }
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.window().add(now, 0, 1);

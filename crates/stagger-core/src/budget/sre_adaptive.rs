@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::window::Window;
 use super::{Budget, Spent};
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
 use crate::rng::{Rng, SeededRng};
@@ -301,6 +301,8 @@ impl Default for SreAdaptive {
 pub struct SreAdaptiveBudget {
     config: SreAdaptive,
     state: Mutex<State>,
+    /// The timeline of the window's times.
+    timeline: TimelineBinding,
 }
 
 /// What the lock guards: the counts and the generator, so that a decision is one critical
@@ -341,6 +343,7 @@ impl SreAdaptiveBudget {
                 window: Window::new(config.window / SLOTS, SLOTS as usize),
                 rng,
             }),
+            timeline: TimelineBinding::new(),
         })
     }
 
@@ -384,6 +387,10 @@ impl SreAdaptiveBudget {
 }
 
 impl Budget for SreAdaptiveBudget {
+    #[inline]
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        self.timeline.bind(timeline)
+    }
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
         self.allow(now)

@@ -185,7 +185,7 @@ impl TokenBucket {
             if !value.is_finite() {
                 return Err(ConfigError::NotFinite { param, value });
             }
-            if !(0.0..=1e9).contains(&value) {
+            if !(0.0..=crate::limits::MAX_TOKENS).contains(&value) {
                 return Err(ConfigError::OutOfRange {
                     param,
                     value,
@@ -193,7 +193,7 @@ impl TokenBucket {
                 });
             }
         }
-        if self.capacity < 0.001 {
+        if self.capacity < crate::limits::TOKEN_RESOLUTION {
             return Err(ConfigError::OutOfRange {
                 param: "capacity",
                 value: self.capacity,
@@ -203,7 +203,7 @@ impl TokenBucket {
         // Tokens are counted in thousandths: a non-zero amount below one would round to zero
         // and, for a cost, make retries free.
         for (param, value) in &fields[1..] {
-            if *value != 0.0 && *value < 0.001 {
+            if *value != 0.0 && *value < crate::limits::TOKEN_RESOLUTION {
                 return Err(ConfigError::OutOfRange {
                     param,
                     value: *value,

@@ -146,8 +146,8 @@ use crate::error::ConfigError;
 use crate::policy::{AnyConfig, ExponentialProportionalJitter, PolicyConfig};
 
 /// The client-side limit on `maxAttempts` that A6 sets by default: higher values are treated
-/// as 5.
-pub const MAX_ATTEMPTS_LIMIT: u32 = 5;
+/// as 5. An alias of [`limits::GRPC_MAX_ATTEMPTS`](crate::limits::GRPC_MAX_ATTEMPTS).
+pub const MAX_ATTEMPTS_LIMIT: u32 = crate::limits::GRPC_MAX_ATTEMPTS;
 
 /// The jitter of A6's 2024 revision: each delay is scaled by `U(0.8, 1.2)`.
 pub const JITTER: f64 = 0.2;
@@ -1008,6 +1008,12 @@ fn hedging_policy(
             match parse_proto_duration(text) {
                 Ok((negative, d)) if negative && !d.is_zero() => {
                     return Err(delay_at.error(format!("must not be negative, got \"{text}\"")));
+                }
+                Ok((_, d)) if d > crate::limits::MAX_HEDGE_DELAY => {
+                    return Err(delay_at.error(format!(
+                        "must be {}, got \"{text}\"",
+                        crate::limits::MAX_HEDGE_DELAY_ALLOWED
+                    )));
                 }
                 Ok((_, d)) => d,
                 Err(why) => {

@@ -13,7 +13,7 @@ use super::{BudgetSpec, PolicySpec, wire};
 use std::sync::Arc;
 
 use crate::budget::{AnyBudget, Budget, ForDestination, Partitioned, Slot, Spent};
-use crate::clock::Timestamp;
+use crate::clock::{Timeline, Timestamp};
 use crate::engine::{Dispersal, HedgeDelay, Hedging, Nested, Settings};
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -36,7 +36,7 @@ use crate::rng::SeededRng;
 /// | `max_server_wait` | the longest server-directed wait honoured | 5 minutes |
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
 /// | `server_wait_dispersal` | `"floor"`, `"policy-above"` or `"uniform-asked"` ([`Dispersal`]) | `"uniform-asked"` |
-/// | `hedging` | hedge the calls ([`Hedging`]; [`to_hedging`](RetrySpec::to_hedging)): a table of `max_attempts` (1 to 10, the first attempt included) and `delay`, a duration or a latency percentile (`"p95"`, `"p99.9"`), both required | no hedging |
+/// | `hedging` | hedge the calls ([`Hedging`]; [`to_hedging`](RetrySpec::to_hedging)): a table of `max_attempts` (1 to 10, the first attempt included) and `delay`, a duration of at most a day or a latency percentile (`"p95"`, `"p99.9"`), both required | no hedging |
 /// | `budget_per_destination` | keep one `budget` per destination, for up to this many (1 to 65536; [`Partitioned`]) | one budget for all |
 /// | `gate` | pace the calls to each destination through a [`Gate`] of this many destinations (1 to 65536) | no gate |
 ///
@@ -474,7 +474,7 @@ fn hedging_param(e: ConfigError) -> ConfigError {
         } => ConfigError::OutOfRange {
             param: match param {
                 "hedge_max_attempts" => "hedging.max_attempts",
-                "hedge_quantile" => "hedging.delay",
+                "hedge_quantile" | "hedge_delay" => "hedging.delay",
                 other => other,
             },
             value,
@@ -513,7 +513,10 @@ impl TryFrom<HedgingFields> for HedgingRepr {
             max_attempts: fields.max_attempts.ok_or_else(|| {
                 missing(
                     "max_attempts",
-                    "the attempts in all, the first included, from 1 to 10",
+                    &format!(
+                        "the attempts in all, the first included, {}",
+                        crate::limits::MAX_HEDGED_ATTEMPTS_ALLOWED
+                    ),
                 )
             })?,
             delay: fields.delay.ok_or_else(|| {
@@ -674,6 +677,9 @@ macro_rules! either {
 }
 
 impl Budget for SpecBudget {
+    fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+        either!(self.bind(timeline))
+    }
     fn admit(&self, now: Timestamp) -> bool {
         either!(self.admit(now))
     }

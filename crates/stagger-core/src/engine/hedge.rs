@@ -12,11 +12,7 @@ use crate::error::ConfigError;
 use crate::failure::Failure;
 use crate::policy::Policy;
 
-/// The most attempts a hedged run may make, the first included.
-///
-/// gRPC clamps a service config's `maxAttempts` to 5 unless the client raises it; more than a
-/// handful of copies of one request is load, not latency.
-pub const MAX_HEDGED_ATTEMPTS: u32 = 10;
+pub use crate::limits::MAX_HEDGED_ATTEMPTS;
 
 /// What a budget is told a hedge is for, when no attempt failed before it: a hedge is charged
 /// as a retry after a transient failure (not as one after a timeout, which some budgets charge
@@ -37,8 +33,10 @@ pub enum HedgeDelay {
 }
 
 impl HedgeDelay {
-    /// The longest fixed delay [`FromStr`](std::str::FromStr) reads: a day.
-    pub const MAX_FIXED: Duration = Duration::from_secs(86_400);
+    /// The longest fixed delay: a day, [`limits::MAX_HEDGE_DELAY`](crate::limits::MAX_HEDGE_DELAY)
+    /// (an alias of it). [`FromStr`](std::str::FromStr) reads no longer one, and
+    /// [`Hedging::validate`] refuses one.
+    pub const MAX_FIXED: Duration = crate::limits::MAX_HEDGE_DELAY;
 }
 
 /// Why a hedge delay could not be read: [`HedgeDelay`]'s [`FromStr`](std::str::FromStr).
@@ -186,7 +184,8 @@ impl Hedging {
     }
 
     /// Checks the parameters: `max_attempts` from 1 to [`MAX_HEDGED_ATTEMPTS`] (1 sends no
-    /// hedge), a quantile from 1 to 9999 hundredths of a percent.
+    /// hedge), a quantile from 1 to 9999 hundredths of a percent, a fixed delay of at most
+    /// [`MAX_HEDGE_DELAY`](crate::limits::MAX_HEDGE_DELAY) (a day).
     ///
     /// # Errors
     ///
@@ -196,7 +195,7 @@ impl Hedging {
             return Err(ConfigError::OutOfRange {
                 param: "hedge_max_attempts",
                 value: f64::from(self.max_attempts),
-                allowed: "from 1 to 10",
+                allowed: crate::limits::MAX_HEDGED_ATTEMPTS_ALLOWED,
             });
         }
         if let HedgeDelay::Quantile(q) = self.delay
@@ -206,6 +205,15 @@ impl Hedging {
                 param: "hedge_quantile",
                 value: f64::from(q) / 100.0,
                 allowed: "a percentile above 0 and below 100",
+            });
+        }
+        if let HedgeDelay::Fixed(d) = self.delay
+            && d > crate::limits::MAX_HEDGE_DELAY
+        {
+            return Err(ConfigError::OutOfRange {
+                param: "hedge_delay",
+                value: d.as_secs_f64(),
+                allowed: crate::limits::MAX_HEDGE_DELAY_ALLOWED,
             });
         }
         Ok(())

@@ -121,16 +121,15 @@ impl Default for Contention {
 }
 
 impl Contention {
-    /// The most clients.
-    pub const MAX_CLIENTS: u64 = 10_000;
-    /// The most rounds.
-    pub const MAX_ROUNDS: u32 = 10_000;
-    /// The most `clients² × rounds`. A round makes at most `clients²` writes (a commit fails
-    /// each other client at most once), and without backoff about a sixth of that at 10 000
-    /// clients (1.6e7 writes, 1.8 s and 300 MB here), so this bounds a run's time and memory.
-    /// It allows the published sweep (190 clients, 100 rounds) many times over, and 10 000
-    /// clients for 2 rounds.
-    pub const MAX_WORK: u64 = 200_000_000;
+    /// The most clients,
+    /// [`limits::MAX_CONTENTION_CLIENTS`](crate::limits::MAX_CONTENTION_CLIENTS).
+    pub const MAX_CLIENTS: u64 = crate::limits::MAX_CONTENTION_CLIENTS;
+    /// The most rounds, [`limits::MAX_CONTENTION_ROUNDS`](crate::limits::MAX_CONTENTION_ROUNDS).
+    pub const MAX_ROUNDS: u32 = crate::limits::MAX_CONTENTION_ROUNDS;
+    /// The most `clients² × rounds`,
+    /// [`limits::MAX_CONTENTION_WORK`](crate::limits::MAX_CONTENTION_WORK): a round makes at
+    /// most `clients²` writes, so this bounds a run's time and memory.
+    pub const MAX_WORK: u64 = crate::limits::MAX_CONTENTION_WORK;
 }
 
 /// Any catalog policy, changed by `params`. The published parameters are valid for each policy
@@ -425,13 +424,13 @@ impl Workload for Contention {
         if !(1..=Self::MAX_CLIENTS).contains(&self.clients) {
             return Err(SimError::Invalid {
                 param: "clients",
-                allowed: "from 1 to 10000",
+                allowed: crate::limits::CONTENTION_ALLOWED,
             });
         }
         if !(1..=Self::MAX_ROUNDS).contains(&self.rounds) {
             return Err(SimError::Invalid {
                 param: "rounds",
-                allowed: "from 1 to 10000",
+                allowed: crate::limits::CONTENTION_ALLOWED,
             });
         }
         if self.clients * self.clients * u64::from(self.rounds) > Self::MAX_WORK {

@@ -51,11 +51,11 @@ impl Default for Herd {
 
 impl Herd {
     /// The most clients a herd runs.
-    pub const MAX_CLIENTS: u64 = Composed::MAX_FIXED;
+    pub const MAX_CLIENTS: u64 = crate::limits::MAX_FIXED_CLIENTS;
 
     /// The most attempts a herd may make before it is stopped and refused: a policy with no
     /// attempt limit never gives up against a dependency that never recovers.
-    pub const MAX_ATTEMPTS: u64 = Composed::MAX_INDEPENDENT_ATTEMPTS;
+    pub const MAX_ATTEMPTS: u64 = crate::limits::MAX_INDEPENDENT_ATTEMPTS;
 
     /// This workload as the composed model runs it: a fixed fleet calling at time zero through
     /// the network, one way each, a dependency that fails every attempt (the run's duration
@@ -67,7 +67,7 @@ impl Herd {
         };
         let mut model = Composed::new(
             clients,
-            Duration::from_secs(86_400),
+            crate::limits::MAX_DURATION,
             Network::OneWay(self.network),
         );
         model.dependency.failure_rate = 1.0;

@@ -270,7 +270,7 @@ pub(crate) fn check_clients(clients: u64, max: u64) -> Result<(), SimError> {
 
 /// Checks a run's duration.
 pub(crate) fn check_duration(d: Duration) -> Result<(), SimError> {
-    if d.is_zero() || d > Duration::from_secs(86_400) {
+    if d.is_zero() || d > crate::limits::MAX_DURATION {
         return Err(SimError::Invalid {
             param: "duration",
             allowed: "longer than 0 and at most a day",

@@ -50,7 +50,7 @@ use crate::strategy::Strategy;
 pub struct OpenLoop {
     /// Independent Poisson sources, each with its own budget (1 to [`OpenLoop::MAX_CLIENTS`]).
     pub clients: u64,
-    /// Requests per second from each client, in (0, 1e5].
+    /// Requests per second from each client, in (0, 1e6] ([`OpenLoop::MAX_RATE`]).
     pub rate: f64,
     /// How long requests arrive, longer than 0 and at most a day.
     pub duration: Duration,
@@ -76,15 +76,17 @@ impl Default for OpenLoop {
 }
 
 impl OpenLoop {
-    /// The most clients.
-    pub const MAX_CLIENTS: u64 = 100_000;
-    /// The highest rate of one client, in requests a second.
-    pub const MAX_RATE: f64 = 1e5;
-    /// The most requests a run may expect (`clients x rate x duration`).
-    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most clients, [`limits::MAX_SOURCES`](crate::limits::MAX_SOURCES).
+    pub const MAX_CLIENTS: u64 = crate::limits::MAX_SOURCES;
+    /// The highest rate of one client, in requests a second, as of every open source:
+    /// [`limits::MAX_SOURCE_RATE`](crate::limits::MAX_SOURCE_RATE).
+    pub const MAX_RATE: f64 = crate::limits::MAX_SOURCE_RATE;
+    /// The most requests a run may expect (`clients x rate x duration`),
+    /// [`limits::MAX_REQUESTS`](crate::limits::MAX_REQUESTS).
+    pub const MAX_REQUESTS: f64 = crate::limits::MAX_REQUESTS;
     /// The most events a run may process; a run that needs more (a policy with no attempt
     /// limit against a server that always fails, say) stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = Composed::MAX_EVENTS;
+    pub const MAX_EVENTS: u64 = crate::limits::MAX_EVENTS;
 }
 
 /// The strategies of Brooker's W2 post, by the names it uses: "no retries", "3 retries" (4
@@ -184,7 +186,7 @@ impl Workload for OpenLoop {
         if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= Self::MAX_RATE) {
             return Err(SimError::Invalid {
                 param: "rate",
-                allowed: "a number of requests per second in (0, 1e5]",
+                allowed: crate::limits::SOURCE_RATE_ALLOWED,
             });
         }
         check_duration(self.duration)?;
@@ -193,7 +195,7 @@ impl Workload for OpenLoop {
         if self.clients as f64 * self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "clients x rate x duration",
-                limit: "1e7 requests".to_owned(),
+                limit: format!("{:e} requests", Self::MAX_REQUESTS),
             });
         }
         Ok(())

@@ -80,8 +80,9 @@ impl Default for Outage {
 }
 
 impl Outage {
-    /// The most requests a run may offer (`rate` x `duration`).
-    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most requests a run may offer (`rate` x `duration`),
+    /// [`limits::MAX_REQUESTS`](crate::limits::MAX_REQUESTS).
+    pub const MAX_REQUESTS: f64 = crate::limits::MAX_REQUESTS;
 }
 
 impl Workload for Outage {
@@ -106,10 +107,13 @@ impl Workload for Outage {
     }
 
     fn validate(&self) -> Result<(), SimError> {
-        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e6) {
+        if !(self.rate.is_finite()
+            && self.rate > 0.0
+            && self.rate <= crate::limits::MAX_SOURCE_RATE)
+        {
             return Err(SimError::Invalid {
                 param: "rate",
-                allowed: "a number of requests per second in (0, 1e6]",
+                allowed: crate::limits::SOURCE_RATE_ALLOWED,
             });
         }
         // The outage and the second after it (the recovery load) must fit in the run.
@@ -117,7 +121,7 @@ impl Workload for Outage {
             .down_at
             .saturating_add(self.down_for)
             .saturating_add(Duration::from_secs(1));
-        if self.duration < needed || self.duration > Duration::from_secs(86_400) {
+        if self.duration < needed || self.duration > crate::limits::MAX_DURATION {
             return Err(SimError::Invalid {
                 param: "duration",
                 allowed: "at least the outage's end plus 1 s (46 s by default) and at most a day",
@@ -126,7 +130,7 @@ impl Workload for Outage {
         if self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "rate x duration",
-                limit: format!("{} requests", Self::MAX_REQUESTS),
+                limit: format!("{:e} requests", Self::MAX_REQUESTS),
             });
         }
         if self.timeout.is_some_and(|t| t.is_zero()) {
@@ -137,11 +141,11 @@ impl Workload for Outage {
         }
         if self
             .retry_after
-            .is_some_and(|w| w > Duration::from_secs(86_400))
+            .is_some_and(|w| w > crate::limits::MAX_DURATION)
         {
             return Err(SimError::Invalid {
                 param: "retry_after",
-                allowed: "at most a day",
+                allowed: crate::limits::AT_MOST_A_DAY,
             });
         }
         check_window(self.window)?;

@@ -132,11 +132,12 @@ impl Default for Partition {
 }
 
 impl Partition {
-    /// The most requests a run may expect (`rate x duration`).
-    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most requests a run may expect (`rate x duration`),
+    /// [`limits::MAX_REQUESTS`](crate::limits::MAX_REQUESTS).
+    pub const MAX_REQUESTS: f64 = crate::limits::MAX_REQUESTS;
     /// The most events a run may process; a run that needs more (a policy with no attempt
     /// limit against host A, say) stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = 200_000_000;
+    pub const MAX_EVENTS: u64 = crate::limits::MAX_EVENTS;
 }
 
 /// The strategy the scoreboard measures: the AWS SDKs' standard retry mode (3 attempts, full
@@ -188,10 +189,13 @@ impl Workload for Partition {
     }
 
     fn validate(&self) -> Result<(), SimError> {
-        if !(self.rate.is_finite() && self.rate > 0.0 && self.rate <= 1e6) {
+        if !(self.rate.is_finite()
+            && self.rate > 0.0
+            && self.rate <= crate::limits::MAX_SOURCE_RATE)
+        {
             return Err(SimError::Invalid {
                 param: "rate",
-                allowed: "a number of requests per second in (0, 1e6]",
+                allowed: crate::limits::SOURCE_RATE_ALLOWED,
             });
         }
         check_duration(self.duration)?;
@@ -206,7 +210,7 @@ impl Workload for Partition {
         if self.rate * self.duration.as_secs_f64() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "rate x duration",
-                limit: format!("{} requests", Self::MAX_REQUESTS),
+                limit: format!("{:e} requests", Self::MAX_REQUESTS),
             });
         }
         Ok(())

@@ -70,13 +70,14 @@ impl Default for Serial {
 }
 
 impl Serial {
-    /// The most clients.
-    pub const MAX_CLIENTS: u64 = 100_000;
+    /// The most clients, [`limits::MAX_SOURCES`](crate::limits::MAX_SOURCES).
+    pub const MAX_CLIENTS: u64 = crate::limits::MAX_SOURCES;
     /// The most attempts a run may need if every request were retried at once
-    /// (`clients x duration / mean round trip`).
-    pub const MAX_ATTEMPTS: f64 = Composed::MAX_SERIAL_ATTEMPTS;
+    /// (`clients x duration / mean round trip`),
+    /// [`limits::MAX_SERIAL_ATTEMPTS`](crate::limits::MAX_SERIAL_ATTEMPTS).
+    pub const MAX_ATTEMPTS: f64 = crate::limits::MAX_SERIAL_ATTEMPTS;
     /// The most events a run may process before it stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = Composed::MAX_EVENTS;
+    pub const MAX_EVENTS: u64 = crate::limits::MAX_EVENTS;
 }
 
 /// The strategies of Brooker's W3 post: "no backoff" (4 attempts, retried at once) and

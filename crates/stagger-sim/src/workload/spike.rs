@@ -100,12 +100,14 @@ use crate::compose::{Clients, Composed, Network, Service};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::Estimate;
+use crate::limits;
 use crate::metrics::ResultRow;
 use crate::strategy::Strategy;
 pub use crate::timeline::{Load, RECOVERY_HOLD, RECOVERY_SHARE, TAIL, Timeline};
 
-/// The most requests a run may be offered at its peak rate: `peak rate * duration`.
-pub const MAX_REQUESTS: f64 = 2e6;
+/// The most requests a run may be offered at its peak rate: `peak rate * duration`, an alias
+/// of [`limits::MAX_PEAK_REQUESTS`] (the composed model's bound for a slowing service).
+pub const MAX_REQUESTS: f64 = limits::MAX_PEAK_REQUESTS;
 
 /// How long after the end of the run the requests still in progress are followed.
 pub const DRAIN: Duration = Duration::from_secs(300);
@@ -151,20 +153,6 @@ impl Default for Server {
             network: Delay::Exponential { mean: 100_000_000 },
             timeout: Duration::from_secs(3),
         }
-    }
-}
-
-impl Server {
-    /// The client's timeout: between 1 ms and an hour (the service times are the composed
-    /// model's to check).
-    fn validate(&self) -> Result<(), SimError> {
-        if self.timeout < Duration::from_millis(1) || self.timeout > Duration::from_secs(3_600) {
-            return Err(SimError::Invalid {
-                param: "attempt_timeout",
-                allowed: "between 1 ms and an hour (the client's timeout of each attempt)",
-            });
-        }
-        Ok(())
     }
 }
 
@@ -240,32 +228,19 @@ impl Default for Ramp {
 /// The checks both workloads add to the composed model's: a run at least `min` long (the tail
 /// window after the trigger), the client's timeout, and no more than [`MAX_REQUESTS`] offered
 /// at the peak rate.
-fn check_shape(
-    model: &Composed,
-    min: Duration,
-    min_text: &'static str,
-    server: &Server,
-) -> Result<(), SimError> {
+fn check_shape(model: &Composed, min: Duration, min_text: &'static str) -> Result<(), SimError> {
     // The run's own length first, where the trigger is a day or less (the model names a
     // longer one).
-    if model.duration < min && min <= Duration::from_secs(86_400 + 30) {
+    if model.duration < min && min <= limits::MAX_DURATION + TAIL {
         return Err(SimError::Invalid {
             param: "duration",
             allowed: min_text,
         });
     }
-    model.validate()?;
-    server.validate()?;
-    let Clients::Open { rate, .. } = model.clients else {
-        return Ok(());
-    };
-    if model.load.profile(rate).peak() * model.duration.as_secs_f64() > MAX_REQUESTS {
-        return Err(SimError::TooLarge {
-            what: "peak rate x duration",
-            limit: format!("{MAX_REQUESTS:e} requests"),
-        });
-    }
-    Ok(())
+    // The rest as the composed model checks it: the client's timeout (from
+    // [`limits::MIN_ATTEMPT_TIMEOUT`] to a day), the service, and the requests at the peak
+    // rate (up to [`MAX_REQUESTS`]).
+    model.validate()
 }
 
 impl Server {
@@ -418,7 +393,6 @@ impl Workload for Spike {
             &model,
             end.saturating_add(TAIL),
             "at most a day and at least 30 s longer than the spike's end (55 s by default)",
-            &self.server,
         )
     }
 
@@ -453,7 +427,6 @@ impl Workload for Ramp {
             &self.composed(),
             TAIL,
             "at least 30 s (the tail window) and at most a day",
-            &self.server,
         )
     }
 

@@ -138,12 +138,14 @@ impl Tail {
     pub const MAX_REPLICAS: u32 = Replicas::MAX_COUNT;
     /// The most requests a replica serves at once.
     pub const MAX_CONCURRENCY: u32 = Replicas::MAX_CONCURRENCY;
-    /// The most requests a run may expect (arrival rate x `duration`).
-    pub const MAX_REQUESTS: f64 = 1e7;
+    /// The most requests a run may expect (arrival rate x `duration`),
+    /// [`limits::MAX_REQUESTS`](crate::limits::MAX_REQUESTS).
+    pub const MAX_REQUESTS: f64 = crate::limits::MAX_REQUESTS;
     /// The most events a run may process; past it the run stops with [`SimError::TooLarge`].
-    pub const MAX_EVENTS: u64 = 200_000_000;
-    /// The most sub-requests a request fans out to.
-    pub const MAX_FANOUT: u32 = 1_000;
+    pub const MAX_EVENTS: u64 = crate::limits::MAX_EVENTS;
+    /// The most sub-requests a request fans out to,
+    /// [`limits::MAX_FANOUT`](crate::limits::MAX_FANOUT).
+    pub const MAX_FANOUT: u32 = crate::limits::MAX_FANOUT;
 
     /// The offered rate, in requests per second: `load x replicas x concurrency / mean
     /// service`.
@@ -233,7 +235,7 @@ impl Workload for Tail {
     }
 
     fn validate(&self) -> Result<(), SimError> {
-        const DAY: Duration = Duration::from_secs(86_400);
+        const DAY: Duration = crate::limits::MAX_DURATION;
         if !(self.load.is_finite() && self.load > 0.0 && self.load < 1.0) {
             return Err(SimError::Invalid {
                 param: "load",
@@ -250,24 +252,24 @@ impl Workload for Tail {
             });
         }
         if let Some(t) = self.attempt_timeout
-            && (t < Duration::from_millis(1) || t > DAY)
+            && (t < crate::limits::MIN_ATTEMPT_TIMEOUT || t > DAY)
         {
             return Err(SimError::Invalid {
                 param: "attempt_timeout",
-                allowed: "at least 1ms and at most a day",
+                allowed: crate::limits::ATTEMPT_TIMEOUT_ALLOWED,
             });
         }
         check_window(self.window)?;
         if self.fanout == 0 || self.fanout > Self::MAX_FANOUT {
             return Err(SimError::Invalid {
                 param: "fanout",
-                allowed: "between 1 and 1000",
+                allowed: crate::limits::FANOUT_ALLOWED,
             });
         }
         if self.requests() > Self::MAX_REQUESTS {
             return Err(SimError::TooLarge {
                 what: "load x replicas x concurrency / mean service x duration",
-                limit: "1e7 requests".to_owned(),
+                limit: format!("{:e} requests", Self::MAX_REQUESTS),
             });
         }
         Ok(())

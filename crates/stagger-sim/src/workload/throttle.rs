@@ -225,8 +225,9 @@ pub fn trial_strategy() -> Strategy {
 const ONE_WAY: Nanos = 1_000_000;
 
 impl Throttle {
-    /// The most requests a run may hold.
-    pub const MAX_CLIENTS: u64 = 100_000;
+    /// The most requests a run may hold,
+    /// [`limits::MAX_THROTTLE_REQUESTS`](crate::limits::MAX_THROTTLE_REQUESTS).
+    pub const MAX_CLIENTS: u64 = crate::limits::MAX_THROTTLE_REQUESTS;
 
     /// How long a concurrency limiter (`limit_concurrency`) takes over each request it admits.
     pub const SERVICE: Duration = Duration::from_millis(100);
@@ -314,41 +315,30 @@ impl Workload for Throttle {
         check_window(self.window)?;
         super::check_duration(self.duration)?;
         if let Some(rate) = self.rate
-            && !(rate.is_finite() && rate > 0.0 && rate <= 1e6)
+            && !(rate.is_finite() && rate > 0.0 && rate <= crate::limits::MAX_SOURCE_RATE)
         {
             return Err(SimError::Invalid {
                 param: "rate",
-                allowed: "more than 0 and at most 1e6 requests per second",
+                allowed: crate::limits::SOURCE_RATE_ALLOWED,
             });
         }
-        if !(self.limit_rate.is_finite() && self.limit_rate > 0.0 && self.limit_rate <= 1e9) {
-            return Err(SimError::Invalid {
-                param: "limit_rate",
-                allowed: "more than 0 and at most 1e9 requests per second",
-            });
-        }
-        if self.limit_burst == 0 || self.limit_burst > 1_000_000 {
-            return Err(SimError::Invalid {
-                param: "limit_burst",
-                allowed: "between 1 and 1e6 tokens",
-            });
-        }
+        crate::compose::check_limiter_rate(self.limit_rate, self.limit_burst)?;
         if self.limit_concurrency == Some(0) {
             return Err(SimError::Invalid {
                 param: "limit_concurrency",
                 allowed: "at least 1",
             });
         }
-        if self.timeout.is_zero() || self.timeout > Duration::from_secs(86_400) {
+        if self.timeout.is_zero() || self.timeout > crate::limits::MAX_DURATION {
             return Err(SimError::Invalid {
                 param: "timeout",
                 allowed: "longer than 0 and at most a day",
             });
         }
-        if self.retry_after > Duration::from_secs(86_400) {
+        if self.retry_after > crate::limits::MAX_DURATION {
             return Err(SimError::Invalid {
                 param: "retry_after",
-                allowed: "at most a day",
+                allowed: crate::limits::AT_MOST_A_DAY,
             });
         }
         Ok(())
