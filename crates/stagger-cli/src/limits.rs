@@ -22,6 +22,21 @@ const PROCESS_FALLBACK: u64 = 16 << 20;
 /// as measured in docs/simulator-limits.md.
 pub(crate) const DEFAULT_MAX_EVENTS: u64 = 20_000_000;
 
+/// `--max-events`, one flag for every command that runs the simulator.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub(crate) struct MaxEvents {
+    /// Refuse, before any run starts, a command whose runs are estimated to process more
+    /// events than this in all, such as 2e7; a run that passes twice its estimate is stopped.
+    #[arg(
+        long = "max-events",
+        value_name = "N",
+        value_parser = events,
+        default_value_t = DEFAULT_MAX_EVENTS,
+        allow_hyphen_values = true
+    )]
+    pub(crate) max_events: u64,
+}
+
 /// Where the default memory limit comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Source {

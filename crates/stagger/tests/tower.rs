@@ -1071,6 +1071,89 @@ impl Service<Request<RetryBody<TestBody>>> for Permits {
     }
 }
 
+/// An in-process service on tokio's clock: the first request to `/slow` is answered after a
+/// minute with 429 and `Retry-After: 1`; every other request at once with 200. It logs when
+/// each request reached it.
+#[derive(Clone)]
+struct SlowThrottle {
+    start: Timestamp,
+    log: Arc<Mutex<Vec<(String, Duration)>>>,
+}
+
+impl Service<Request<RetryBody<TestBody>>> for SlowThrottle {
+    type Response = Response<Full<Bytes>>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<RetryBody<TestBody>>) -> Self::Future {
+        let path = request.uri().path().to_owned();
+        let at = stagger::clock::TokioClock::new()
+            .now()
+            .saturating_duration_since(self.start);
+        let first = {
+            let mut log = self.log.lock().unwrap();
+            log.push((path.clone(), at));
+            log.iter().filter(|(p, _)| *p == path).count() == 1
+        };
+        Box::pin(async move {
+            let mut response = Response::new(Full::new(Bytes::new()));
+            if path == "/slow" && first {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+                response
+                    .headers_mut()
+                    .insert("retry-after", http::HeaderValue::from_static("1"));
+            }
+            Ok(response)
+        })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_refused_after_a_minute_holds_a_later_one_for_the_wait_the_server_asked() {
+    // The layer's default clock, one timeline for every request: the later request waits
+    // for the second the server asked for, not until a second after a minute measured from
+    // its own start (121 s), as when each request's clock started with it.
+    let log = Arc::default();
+    let inner = SlowThrottle {
+        start: stagger::clock::TokioClock::new().now(),
+        log: Arc::clone(&log),
+    };
+    let service = RetryLayer::new(Immediate::new().with_max_attempts(2))
+        .unwrap()
+        // At the server's time, not spread above it, so that every time below is exact.
+        .settings(stagger::Settings::new().with_dispersal(stagger::engine::Dispersal::Floor))
+        .gate(Arc::new(stagger::gate::Gate::new(16).unwrap()))
+        .layer(inner);
+    let call = |path: &str| {
+        let mut service = service.clone();
+        let request = Request::get(format!("http://api.example{path}"))
+            .body(empty())
+            .unwrap();
+        async move {
+            std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
+            service.call(request).await.map(|r| r.status())
+        }
+    };
+    let slow = tokio::spawn(call("/slow"));
+    tokio::time::sleep(Duration::from_millis(60_001)).await;
+    assert_eq!(call("/late").await.unwrap(), StatusCode::OK);
+    assert_eq!(slow.await.unwrap().unwrap(), StatusCode::OK);
+    let secs = Duration::from_secs_f64;
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            ("/slow".to_owned(), secs(0.0)),
+            ("/late".to_owned(), secs(61.0)),
+            ("/slow".to_owned(), secs(61.225)),
+        ]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_request_waiting_for_its_slot_holds_no_permit_of_the_inner_service() {
     let gate = Arc::new(stagger::gate::Gate::new(16).unwrap());

@@ -67,16 +67,8 @@ pub(crate) struct Args {
     /// The world seed of the simulator runs.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
-    /// Refuse, before any run starts, a check whose runs are estimated to process more events
-    /// than this in all (every distinct configuration's runs added up), such as 2e7.
-    #[arg(
-        long,
-        value_name = "N",
-        value_parser = limits::events,
-        default_value_t = limits::DEFAULT_MAX_EVENTS,
-        allow_hyphen_values = true
-    )]
-    max_events: u64,
+    #[command(flatten)]
+    limit: limits::MaxEvents,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -740,11 +732,11 @@ fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Result<(), Fa
     let total = plans
         .iter()
         .fold(Estimate::default(), |sum, plan| sum.then(plan.estimate()));
-    if total.events > args.max_events {
+    if total.events > args.limit.max_events {
         let whole = format!(
             "would simulate about {} events (estimated), more than --max-events {}",
             Count(total.events),
-            Count(args.max_events)
+            Count(args.limit.max_events)
         );
         let raise = format!("or raise --max-events to {}", total.events);
         return Err(Failure::Usage(match subjects {
@@ -781,7 +773,7 @@ fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Result<(), Fa
         )));
     }
     // A stack that multiplies its attempts beyond what is left is not simulated.
-    let mut left = args.max_events - total.events;
+    let mut left = args.limit.max_events - total.events;
     for plan in plans {
         match plan.stack_estimate() {
             Some(stack) if stack.events <= left && !memory_over(stack) => left -= stack.events,

@@ -144,16 +144,8 @@ pub(crate) struct Args {
     /// machine's memory).
     #[arg(long, value_name = "SIZE", value_parser = limits::size, allow_hyphen_values = true)]
     max_memory: Option<u64>,
-    /// Refuse, before it starts, a run estimated to process more events than this, such as
-    /// 2e7; a run that passes twice its estimate is stopped.
-    #[arg(
-        long,
-        value_name = "N",
-        value_parser = limits::events,
-        default_value_t = limits::DEFAULT_MAX_EVENTS,
-        allow_hyphen_values = true
-    )]
-    max_events: u64,
+    #[command(flatten)]
+    limit: limits::MaxEvents,
     /// Report the estimated events and memory, and the events processed, events per second
     /// and peak memory, on stderr.
     #[arg(long)]
@@ -338,7 +330,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     let (estimates, total) = estimate(workload, &overrides, &strategies, plotting)?;
     let process = limits::process_bytes();
     let memory = MemoryLimit::new(args.max_memory);
-    check_limits(total, process, &memory, args.max_events)?;
+    check_limits(total, process, &memory, args.limit.max_events)?;
     let started = MonotonicClock::new().now();
     let results = strategies
         .iter()
@@ -468,7 +460,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         total,
         process,
         &MemoryLimit::new(args.max_memory),
-        args.max_events,
+        args.limit.max_events,
     )?;
     let started = MonotonicClock::new().now();
     let row = ready
@@ -605,7 +597,7 @@ fn print_stats(
         Bytes(process),
         events as f64 / seconds.max(1e-9),
         MemoryLimit::new(args.max_memory),
-        Count(args.max_events),
+        Count(args.limit.max_events),
     );
 }
 
