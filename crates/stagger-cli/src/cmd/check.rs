@@ -26,11 +26,15 @@ use stagger_sim::workload::spike::Spike;
 use stagger_sim::workload::throttle::Throttle;
 use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 
+use super::simulate::stop_after;
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
 
 /// What a gRPC report says of how the import reads the file.
-const GRPC_LIMIT: &str = "a maxAttempts above 5 is read as 5, as gRFC A6 has clients do";
+fn grpc_limit() -> String {
+    let most = stagger_core::limits::GRPC_MAX_ATTEMPTS;
+    format!("a maxAttempts above {most} is read as {most}, as gRFC A6 has clients do")
+}
 
 /// The delays the text lists; the JSON lists up to a hundred.
 const SHOWN_DELAYS: usize = 8;
@@ -458,7 +462,7 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             settings: settings_of(&names_of),
             hedging: None,
             gated: false,
-            unmodelled: vec![GRPC_LIMIT.to_owned()],
+            unmodelled: vec![grpc_limit()],
         });
     }
     for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
@@ -473,7 +477,7 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             settings: settings_of(&names_of),
             hedging: Some(hedging),
             gated: false,
-            unmodelled: vec![GRPC_LIMIT.to_owned()],
+            unmodelled: vec![grpc_limit()],
         });
     }
     if subjects.is_empty() {
@@ -549,7 +553,7 @@ impl Run {
 
     /// Makes the run, stopped past twice its estimate.
     fn run(self) -> Result<ResultRow, Failure> {
-        (self.go)(stop_after(self.estimate)).map_err(sim)
+        (self.go)(stop_after(&self.estimate)).map_err(sim)
     }
 }
 
@@ -781,11 +785,6 @@ fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Result<(), Fa
         }
     }
     Ok(())
-}
-
-/// The events past which a run of the check is stopped: twice its estimate, and some.
-fn stop_after(estimate: Estimate) -> u64 {
-    estimate.events.saturating_mul(2).saturating_add(10_000)
 }
 
 /// The attempts a request of `subject` makes at most: its hedges', if it hedges.
