@@ -273,10 +273,10 @@ def vectors():
     ]
     files["exponential"] = [
         case("exponential", "defaults"),
-        case("exponential", "Sigil delivery schedule", dict(CURVE_002)),
-        case("exponential", "Sigil: nextDelayMs(40) is the 1 h cap", dict(CURVE_002, max_attempts=41),
+        case("exponential", "webhook delivery schedule", dict(CURVE_002)),
+        case("exponential", "webhook delivery: retry 40 waits the 1 h cap", dict(CURVE_002, max_attempts=41),
              attempts=[39, 40]),
-        case("exponential", "Sigil: nextDelayMs(3, base 100, max 250) = 250",
+        case("exponential", "webhook delivery: retry 3 at base 100 ms, cap 250 ms waits 250 ms",
              {"base_ns": 100 * MS, "cap_ns": 250 * MS}, attempts=[1, 2, 3]),
         case("exponential", "factor 1.5", {"factor": 1.5, "base_ns": 500 * MS, "cap_ns": 60 * S,
                                            "max_attempts": 16}),
@@ -296,10 +296,10 @@ def vectors():
         case("exponential-full-jitter", "factor 1.6, 12 attempts",
              {"factor": 1.6, "max_attempts": 12}, seed=3))
     files["exponential-subtractive-jitter"] += [
-        case("exponential-subtractive-jitter", "Sigil delivery preset, jitter off", dict(DELIVERY)),
-        case("exponential-subtractive-jitter", "Sigil delivery, jitter 0.2, key delivery-123",
+        case("exponential-subtractive-jitter", "delivery preset, jitter off", dict(DELIVERY)),
+        case("exponential-subtractive-jitter", "delivery preset, jitter 0.2, key delivery-123",
              dict(DELIVERY, jitter=0.2), key="delivery-123"),
-        case("exponential-subtractive-jitter", "Sigil delivery, jitter 0.2, key delivery-124",
+        case("exponential-subtractive-jitter", "delivery preset, jitter 0.2, key delivery-124",
              dict(DELIVERY, jitter=0.2), key="delivery-124"),
         case("exponential-subtractive-jitter", "jitter 1: anywhere up to the schedule",
              dict(DELIVERY, jitter=1.0), seed=9),

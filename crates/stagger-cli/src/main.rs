@@ -6,14 +6,16 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
 mod flags;
 mod html;
 mod limits;
 mod plot;
+mod progress;
 mod render;
+mod results;
 mod scenario;
 mod scoreboard_md;
 
@@ -37,11 +39,14 @@ enum Command {
     Explain(cmd::explain::Args),
     /// Print the retry schedule of a policy or preset: delays, bands, elapsed time, window.
     Schedule(cmd::schedule::Args),
-    /// Print the catalog, the budgets and every policy's and preset's schedule, as Markdown.
-    Report(cmd::report::Args),
+    /// Print the catalog as Markdown: policies, presets, budgets and their schedules.
+    // `report` was its name: a hidden alias keeps scripts that use it working.
+    #[command(alias = "report")]
+    Catalog(cmd::catalog::Args),
     /// Run policies and budgets on a canonical workload in the simulator.
     Simulate(Box<cmd::simulate::Args>),
-    /// Run every policy and budget on every workload in the simulator and print the scoreboard.
+    /// Run every policy and budget on every workload in the simulator and print the scoreboard:
+    /// its summary on a terminal, the whole document as Markdown when redirected.
     Bench(cmd::bench::Args),
     /// Read a retry configuration or a gRPC service config and print what it commits you to:
     /// attempts through layers, the load of an outage, a 429 storm, the canonical workloads,
@@ -52,7 +57,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) => return flags::clap_failure(&err),
+        Err(err) => return flags::clap_failure(&err, &Cli::command()),
     };
     let mut out = io::stdout().lock();
     let result = match cli.command {
@@ -60,7 +65,7 @@ fn main() -> ExitCode {
         Command::Budgets(args) => cmd::budgets::run(&args, &mut out),
         Command::Explain(args) => cmd::explain::run(&args, &mut out),
         Command::Schedule(args) => cmd::schedule::run(&args, &mut out),
-        Command::Report(args) => cmd::report::run(&args, &mut out),
+        Command::Catalog(args) => cmd::catalog::run(&args, &mut out),
         Command::Simulate(args) => cmd::simulate::run(&args, &mut out),
         Command::Bench(args) => cmd::bench::run(&args, &mut out),
         Command::Check(args) => cmd::check::run(&args, &mut out),

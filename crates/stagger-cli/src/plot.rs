@@ -21,6 +21,17 @@ const COLORS: [RGBColor; 8] = [
 /// Labelled lines of `(x, y)` points.
 pub(crate) type Lines = Vec<(String, Vec<(f64, f64)>)>;
 
+/// A plot as a page shows it: the file name the Markdown's image names (`herd.svg`), the
+/// SVG document, and a caption that says what to look for in it.
+pub(crate) struct Figure {
+    /// The image's address in the Markdown.
+    pub(crate) name: &'static str,
+    /// The SVG document.
+    pub(crate) svg: String,
+    /// What to see in it, in a sentence or two.
+    pub(crate) caption: &'static str,
+}
+
 fn failed(e: impl std::fmt::Display) -> Failure {
     Failure::Io(std::io::Error::other(e.to_string()))
 }
@@ -130,15 +141,37 @@ fn sweep_lines(
 
 /// Writes every plot into `dir`, each under its file name.
 pub(crate) fn all(board: &Scoreboard, dir: &Path) -> Result<(), Failure> {
-    for (name, svg) in all_svgs(board)? {
-        std::fs::write(dir.join(name), svg)?;
+    for figure in all_svgs(board)? {
+        std::fs::write(dir.join(figure.name), figure.svg)?;
     }
     Ok(())
 }
 
-/// Every plot of the scoreboard, as (file name, SVG document), the names the Markdown's
-/// images use.
-pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<(&'static str, String)>, Failure> {
+/// The captions of the plots `stagger simulate` draws, by what they show.
+pub(crate) mod captions {
+    /// Retries per 10 ms of clients that fail together (the herd, or a scenario's fixed
+    /// clients).
+    pub(crate) const RETRIES: &str = "Retries sent in each 10 ms after the clients fail \
+        together, one line per policy. Tall, thin spikes are clients retrying in step; a low, \
+        wide band is the same retries spread out. The table's peak_window_share is the busiest \
+        window's share of all retries.";
+    /// Goodput per second on the spike.
+    pub(crate) const SPIKE: &str = "Successful requests per second, one line per policy. \
+        After the spike, a line that climbs back to the rate offered has recovered; one that \
+        stays low has collapsed: its retries keep the server overloaded once the trigger is \
+        gone.";
+    /// Goodput per second on the ramp.
+    pub(crate) const RAMP: &str = "Successful requests per second as the rate offered ramps \
+        up and down again, one line per policy. A line that falls away as the rate climbs and \
+        stays low after it has collapsed under its own retries.";
+    /// Goodput per second of a scenario's open or serial clients.
+    pub(crate) const GOODPUT: &str = "Successful requests per second against the rate \
+        offered. Where the successes fall below the offered line, requests fail; if they \
+        stay below once the load eases, retries are keeping the dependency overloaded.";
+}
+
+/// Every plot of the scoreboard, with the names the Markdown's images use.
+pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<Figure>, Failure> {
     let mut open = sweep_lines(&board.open_loop, |r| Some(r.success_rate));
     for (label, _) in &mut open {
         *label = format!("success, {label}");
@@ -149,45 +182,64 @@ pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<(&'static str, String)>
     }
     open.extend(load);
     Ok(vec![
-        (
-            "herd.svg",
-            chart_svg(
+        Figure {
+            name: "herd.svg",
+            svg: chart_svg(
                 "herd: retries per 10 ms",
                 "time (s)",
                 "retries",
                 &series_lines(&board.herd_arrivals, 0.01),
             )?,
-        ),
-        (
-            "contention_work.svg",
-            chart_svg(
+            caption: "Retries sent in each 10 ms after 1000 clients fail at once, one line per \
+                policy. Tall, thin spikes are clients retrying in step, each wave a share of \
+                all retries in one window; jittered policies spread the same retries into a \
+                low, wide band.",
+        },
+        Figure {
+            name: "contention_work.svg",
+            svg: chart_svg(
                 "contention: writes per round",
                 "clients",
                 "writes",
                 &sweep_lines(&board.contention_sweep, |r| r.writes_per_round),
             )?,
-        ),
-        (
-            "contention_time.svg",
-            chart_svg(
+            caption: "Conditional writes per round as the clients contending for one item grow, \
+                one line per strategy. The lower a line, the less work is wasted on conflicts: \
+                compare the jittered strategies with un-jittered exponential and with no \
+                backoff.",
+        },
+        Figure {
+            name: "contention_time.svg",
+            svg: chart_svg(
                 "contention: completion",
                 "clients",
                 "ms",
                 &sweep_lines(&board.contention_sweep, |r| r.completion_ms),
             )?,
-        ),
-        (
-            "open_loop.svg",
-            chart_svg("open-loop: success and load", "failure rate", "", &open)?,
-        ),
-        (
-            "spike.svg",
-            chart_svg(
+            caption: "When the last client finishes, as the clients grow. The lower a line, the \
+                sooner all are done; read it beside the writes above, since finishing sooner \
+                can cost more work.",
+        },
+        Figure {
+            name: "open_loop.svg",
+            svg: chart_svg("open-loop: success and load", "failure rate", "", &open)?,
+            caption: "Success and load as the failure rate rises, for each strategy. A success \
+                line near 1 means retries hide the failures; a load line above 1 is the extra \
+                attempts those retries send a dependency that is already failing, which a \
+                budget or a breaker holds down at some cost in success.",
+        },
+        Figure {
+            name: "spike.svg",
+            svg: chart_svg(
                 "spike: goodput per second",
                 "time (s)",
                 "successes/s",
                 &series_lines(&board.spike_goodput, 1.0),
             )?,
-        ),
+            caption: "Successful requests per second through the spike (the rate offered \
+                doubles from 20 s to 25 s). A line that climbs back to the rate offered after \
+                25 s has recovered; one that stays low has collapsed: its retries keep the \
+                server overloaded once the trigger is gone.",
+        },
     ])
 }

@@ -270,7 +270,6 @@ fn bad_input_is_refused_in_one_line_that_names_it() {
         std::fs::write(&path, text).unwrap();
         path.to_str().unwrap().to_owned()
     };
-    let unknown = write("unknown.toml", "policy = \"constant\"\nmax_atempts = 3\n");
     let invalid = write("invalid.toml", "policy = \"constant\"\nmax_attempts = 0\n");
     let yaml = write("config.yaml", "policy: constant\n");
     let nothing = write(
@@ -284,7 +283,6 @@ fn bad_input_is_refused_in_one_line_that_names_it() {
     let huge = write("huge.toml", "policy = \"immediate\"\nmax_attempts = 1000\n");
     let grpc = example("grpc-service-config.json");
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["check", &unknown], "max_atempts"),
         (vec!["check", &invalid], "max_attempts"),
         (vec!["check", &yaml], ".toml or .json"),
         (vec!["check", &nothing], "nothing is retried"),
@@ -381,4 +379,177 @@ fn a_hedged_configuration_runs_on_every_canonical_workload() {
         .expect("the catalog's default beside it");
     assert!(jittered["herd_peak_share"].as_f64().is_some());
     assert!(jittered["outage_success"].as_f64().is_some());
+}
+
+/// A TOML file that does not parse gets TOML's own message, on the lines TOML writes it: the
+/// file and what it should be, the place, the offending line with a caret under it, and what
+/// was expected. Nothing is squashed onto one line.
+#[test]
+fn a_toml_file_that_does_not_parse_gets_tomls_own_message() {
+    let dir = std::env::temp_dir().join(format!("stagger-check-toml-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "unknown.toml",
+            "policy = \"constant\"\nmax_atempts = 3\n",
+            "TOML parse error at line 2, column 1",
+            "2 | max_atempts = 3",
+            "unknown field `max_atempts`, expected one of",
+        ),
+        (
+            "unquoted.toml",
+            "policy = \"exponential\"\nbase = 100ms\n",
+            "TOML parse error at line 2, column 8",
+            "2 | base = 100ms",
+            "string values must be quoted",
+        ),
+    ];
+    for (name, text, place, line, what) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let file = path.to_str().unwrap();
+        let out = stagger(&["check", file]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(out.stdout.is_empty(), "{name}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("error: {file}: not a retry configuration:"),
+            "{stderr}"
+        );
+        assert_eq!(lines[1], place, "{stderr}");
+        let at = lines
+            .iter()
+            .position(|l| *l == line)
+            .unwrap_or_else(|| panic!("the offending line: {stderr}"));
+        assert!(
+            lines[at + 1]
+                .trim_start_matches([' ', '|'])
+                .starts_with('^'),
+            "a caret under it: {stderr}"
+        );
+        assert!(lines.last().unwrap().starts_with(what), "{stderr}");
+        assert!(!stderr.contains("   |   "), "nothing squashed: {stderr}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The spike's verdicts are read beside the scoreboard's: the check names the parameters of
+/// each row at the catalog's defaults, runs the scoreboard's own jittered backoff at the same
+/// seed and says so, and gives the reason where a jittered row stays collapsed while it
+/// recovers.
+#[test]
+fn the_spike_verdicts_say_what_the_scoreboard_runs_and_why_they_differ() {
+    use stagger_sim::Workload;
+    use stagger_sim::workload::spike::{self, Spike};
+    let file = example("three-attempts.toml");
+    let text = stdout(&["check", &file]);
+    assert!(
+        text.contains(
+            "At the catalog's defaults, exponential has base 100 ms, cap 20 s, factor 2, \
+             max_attempts 8; exponential-full-jitter has base 100 ms, cap 20 s, factor 2, \
+             max_attempts 8."
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "The scoreboard's spike runs its jittered backoff with other parameters, \
+             exponential-full-jitter with base 20 s, cap 1 h, factor 2, max_attempts 3; run \
+             here, it gets"
+        ),
+        "{text}"
+    );
+    let report = &reports(&file, &[])[0];
+    let reference = &report["spike_reference"];
+    let measured = Spike::default()
+        .run(&spike::jittered_backoff(), 1)
+        .unwrap()
+        .tail_goodput_ratio;
+    assert_eq!(reference["tail_goodput"].as_f64(), measured, "{reference}");
+    assert!(measured.unwrap() >= stagger_sim::scoreboard::RECOVERED);
+    // The row at the defaults stays collapsed where the scoreboard's recovers: the reason
+    // is given, in the text and the JSON alike.
+    let row = report["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "exponential-full-jitter at its defaults")
+        .unwrap();
+    assert!(row["spike_tail_goodput"].as_f64().unwrap() < 0.9, "{row}");
+    let reasons = reference["reasons"].as_array().unwrap();
+    assert_eq!(reasons.len(), 1, "{reference}");
+    let reason = reasons[0].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "exponential-full-jitter at its defaults stays collapsed where the scoreboard's \
+         jittered backoff recovers: its 7 delays add up to at most 12.7 s, the scoreboard's 2 \
+         to at most 1 min"
+    );
+    assert!(text.contains(&format!("  {reason}.\n")), "{text}");
+    // An un-jittered row that stays collapsed does not contradict the scoreboard: no reason.
+    assert!(
+        !text.contains("exponential at its defaults stays collapsed"),
+        "{text}"
+    );
+}
+
+/// A report names only what the file sets: a `nested` it leaves out is not said to be asked
+/// for, and a default it leaves in place is called the default.
+#[test]
+fn what_the_file_does_not_set_is_not_said_to_be_asked_for() {
+    let file = example("three-attempts.toml");
+    let text = stdout(&["check", &file, "--layers", "3"]);
+    assert!(!text.contains("asks for nested"), "{text}");
+    assert!(!text.contains("sets nested"), "{text}");
+    assert!(
+        text.contains(
+            "spread above by uniform-asked (stagger's default); a wait past 5 min (stagger's \
+             default) is not waited for"
+        ),
+        "{text}"
+    );
+    let report = &reports(&file, &["--layers", "3"])[0];
+    assert!(report["layers"]["nested"].is_null(), "{report}");
+    assert_eq!(report["throttle"]["default_dispersal"], true);
+    assert_eq!(report["throttle"]["default_max_server_wait"], true);
+    // The same settings written in the file are the file's.
+    let dir = std::env::temp_dir().join(format!("stagger-check-set-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("set.toml");
+    std::fs::write(
+        &path,
+        "policy = \"exponential\"\nmax_attempts = 3\nnested = \"single-attempt\"\n\
+         server_wait_dispersal = \"uniform-asked\"\nmax_server_wait = \"5m\"\n",
+    )
+    .unwrap();
+    let set = path.to_str().unwrap();
+    let text = stdout(&["check", set, "--layers", "3"]);
+    assert!(
+        text.contains("  this configuration sets nested = \"single-attempt\"\n"),
+        "{text}"
+    );
+    assert!(!text.contains("(stagger's default)"), "{text}");
+    let report = &reports(set, &["--layers", "3"])[0];
+    assert_eq!(report["layers"]["nested"], "single-attempt");
+    assert_eq!(report["throttle"]["default_dispersal"], false);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Rates read as people write them: `1000 requests a second`, never `1000.000`.
+#[test]
+fn rates_read_as_people_write_them() {
+    let file = example("three-attempts.toml");
+    let text = stdout(&["check", &file]);
+    assert!(
+        text.contains("A total outage of 1 min, 1000 requests a second from 100 clients"),
+        "{text}"
+    );
+    assert!(!text.contains("1000.000"), "{text}");
+    let text = stdout(&["check", &file, "--rate", "2.5", "--clients", "1"]);
+    assert!(
+        text.contains(", 2.5 requests a second from 1 client (simulated)"),
+        "{text}"
+    );
 }

@@ -254,14 +254,305 @@ fn policies_and_explain_cover_the_catalog() {
 }
 
 #[test]
-fn the_committed_catalog_is_what_the_report_command_writes() {
+fn the_committed_catalog_is_what_the_catalog_command_writes() {
     let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/catalog.md");
     let committed = std::fs::read_to_string(&committed).expect("docs/catalog.md exists");
     assert_eq!(
-        stdout(&["report"]),
+        stdout(&["catalog"]),
         committed,
-        "docs/catalog.md is stale: run `cargo run --release -p stagger-cli -- report --out docs`"
+        "docs/catalog.md is stale: run `cargo run --release -p stagger-cli -- catalog --out docs`"
     );
+}
+
+/// Each command's name says what it makes: `catalog` the catalog as Markdown, and the HTML
+/// reports come from `--html`. The old name `report` still runs the catalog, unlisted.
+#[test]
+fn the_catalog_is_named_catalog_and_report_is_its_hidden_old_name() {
+    let help = stdout(&["--help"]);
+    assert!(
+        help.lines()
+            .any(|l| l.trim_start().starts_with("catalog ") && l.contains("Markdown")),
+        "{help}"
+    );
+    assert!(
+        !help.lines().any(|l| l.trim_start().starts_with("report")),
+        "{help}"
+    );
+    assert_eq!(stdout(&["report"]), stdout(&["catalog"]));
+    for command in ["simulate", "bench"] {
+        let own = stdout(&[command, "--help"]);
+        assert!(own.contains("--html <FILE.html>"), "{command}: {own}");
+    }
+}
+
+/// A name that is not one gets the closest valid names, if any look meant, and the list of
+/// valid ones, in one line: policies, presets, budgets, workloads, the flags' own values,
+/// pages, subcommands and flags.
+#[test]
+fn an_unknown_name_gets_the_closest_ones_and_the_valid_ones() {
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "exponentail-full-jitter",
+            ],
+            &[
+                "invalid --policy: unknown policy or preset `exponentail-full-jitter` (did you \
+                 mean `exponential-full-jitter`?)",
+                "the policies are: constant, linear,",
+                "the presets are: delivery, aws-standard,",
+            ],
+        ),
+        (
+            &["simulate", "--workload", "herd", "--policy", "delivry"],
+            &["(did you mean `delivery`?)"],
+        ),
+        (
+            &["simulate", "--workload", "hrd", "--policy", "constant"],
+            &["unknown workload `hrd` (did you mean `herd`?); the workloads are: herd, outage,"],
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--budget",
+                "aws-standrd",
+            ],
+            &["unknown budget `aws-standrd` (did you mean `aws-standard`?); the budgets are: "],
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "throttle",
+                "--policy",
+                "constant",
+                "--dispersal",
+                "flor",
+            ],
+            &["(did you mean `floor`?); the rules are: floor, policy-above, uniform-asked"],
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "throttle",
+                "--policy",
+                "constant",
+                "--retry-after-form",
+                "fixd",
+            ],
+            &["(did you mean `fixed`?); the forms are: fixed, exact,"],
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "partition",
+                "--policy",
+                "constant",
+                "--budget-partition",
+                "share",
+            ],
+            &["(did you mean `shared`?); the modes are: shared, partitioned"],
+        ),
+        (
+            &["explain", "aws-standrd"],
+            &[
+                "unknown policy, preset, budget or page `aws-standrd` (did you mean \
+                 `aws-standard`?)",
+                "the pages are: server-waits, hedging",
+            ],
+        ),
+        // Nothing close: no guess, the list alone.
+        (
+            &["explain", "qqq"],
+            &["unknown policy, preset, budget or page `qqq`; the policies are: "],
+        ),
+        (
+            &["chek"],
+            &[
+                "'check'",
+                "the commands are: policies, budgets, explain, schedule, catalog,",
+            ],
+        ),
+        (
+            &["simulate", "--workload", "herd", "--polcy", "constant"],
+            &["tip: a similar argument exists: '--policy'"],
+        ),
+        (
+            &[
+                "simulate",
+                "--workload",
+                "herd",
+                "--policy",
+                "constant",
+                "--format",
+                "jsn",
+            ],
+            &["[possible values: table, json, csv]", "'json'"],
+        ),
+    ];
+    for (args, says) in cases {
+        let out = stagger(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        for said in *says {
+            assert!(stderr.contains(said), "{args:?}: {said}\n{stderr}");
+        }
+    }
+    // `aws-standard` is a preset and a budget: it is suggested once.
+    let out = stagger(&["explain", "aws-standrd"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("did you mean").count(), 1, "{stderr}");
+    assert!(
+        !stderr.contains("`aws-standard` or `aws-standard`"),
+        "{stderr}"
+    );
+}
+
+/// The header and cells of a Markdown table's lines, trimmed.
+fn table(text: &str) -> Vec<Vec<String>> {
+    text.lines()
+        .filter(|l| l.starts_with('|') && !l.starts_with("| -"))
+        .map(|l| {
+            l.trim_matches('|')
+                .split('|')
+                .map(|c| c.trim().to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// `simulate` prints the columns its workload has, not every column of every workload; the
+/// herd, whose requests all give up by design, says what its columns mean instead of showing
+/// a success rate of 0.
+#[test]
+fn simulate_prints_the_columns_its_workload_has() {
+    let cases: &[(&str, &[&str])] = &[
+        ("herd", &["policy", "load", "peak_window_share"]),
+        (
+            "outage",
+            &[
+                "policy",
+                "success_rate",
+                "load",
+                "peak_window_share",
+                "p50_ms",
+                "p99_ms",
+                "met_outage",
+                "recovery_load",
+            ],
+        ),
+        (
+            "spike",
+            &[
+                "policy",
+                "success_rate",
+                "load",
+                "peak_window_share",
+                "p50_ms",
+                "p99_ms",
+                "tail_goodput_ratio",
+                "recovery_ms",
+            ],
+        ),
+        (
+            "throttle",
+            &[
+                "policy",
+                "served_share",
+                "load",
+                "peak_window_share",
+                "p50_ms",
+                "p99_ms",
+                "rejected_per_success",
+                "early_retries",
+            ],
+        ),
+        (
+            // No retries at all (the tail's pool answers every attempt): no share of them.
+            "tail",
+            &[
+                "policy",
+                "success_rate",
+                "load",
+                "p50_ms",
+                "p99_ms",
+                "p999_ms",
+            ],
+        ),
+    ];
+    for (workload, columns) in cases {
+        let text = stdout(&[
+            "simulate",
+            "--workload",
+            workload,
+            "--policy",
+            "exponential-full-jitter",
+        ]);
+        let rows = table(&text);
+        assert_eq!(rows[0], *columns, "{workload}:\n{text}");
+        assert!(
+            rows[1..].iter().all(|r| r.iter().all(|c| !c.is_empty())),
+            "{workload}: an empty cell\n{text}"
+        );
+        let csv = stdout(&[
+            "simulate",
+            "--workload",
+            workload,
+            "--policy",
+            "exponential-full-jitter",
+            "--format",
+            "csv",
+        ]);
+        assert_eq!(
+            csv.lines().next(),
+            Some(columns.join(",").as_str()),
+            "{csv}"
+        );
+    }
+    // A budget adds its column.
+    let text = stdout(&[
+        "simulate",
+        "--workload",
+        "herd",
+        "--policy",
+        "constant",
+        "--budget",
+        "aws-standard",
+    ]);
+    assert_eq!(
+        table(&text)[0],
+        ["policy", "budget", "load", "peak_window_share"]
+    );
+    // The herd says why nothing succeeds, and what its columns mean.
+    let herd = stdout(&["simulate", "--workload", "herd", "--policy", "constant"]);
+    assert!(
+        herd.contains("fails every attempt by design")
+            && herd.contains("load is the attempts per request")
+            && herd.contains("peak_window_share is the busiest window's share of all retries"),
+        "{herd}"
+    );
+    assert!(!herd.contains("success_rate"), "{herd}");
+    // The JSON keeps every field.
+    let doc = json(&[
+        "simulate",
+        "--workload",
+        "herd",
+        "--policy",
+        "constant",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(doc["results"][0]["success_rate"], 0.0);
 }
 
 #[test]

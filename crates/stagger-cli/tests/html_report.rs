@@ -1,7 +1,10 @@
 //! The HTML reports of `stagger bench --html` and `stagger simulate --html`, loaded in a real
-//! headless browser: Debian's Chromium, installed by `scripts/install-chromium.sh` if it is
-//! absent. Where it cannot be installed the tests say so on stderr and skip, unless
-//! `STAGGER_REQUIRE_BROWSER=1` (as CI sets it), where they fail.
+//! headless browser: Debian's Chromium, which the test never installs (`.ci/run` does, with
+//! `scripts/install-chromium.sh`; so can you). Without it the tests say so on stderr and skip,
+//! unless `STAGGER_REQUIRE_BROWSER=1` (as CI sets it), where they fail.
+//!
+//! Each page is loaded in a window 1280 px wide, where every table must fit: its scroll width
+//! no more than its width, and the page no wider than the window.
 
 mod support;
 
@@ -11,44 +14,38 @@ use std::process::Command;
 
 use support::stdout;
 
-/// The browser, installing it if need be; `None` (after saying why, loudly) if it cannot be.
+/// The browser on the PATH; `None` (after saying so, loudly) if there is none.
 fn chromium() -> Option<PathBuf> {
-    let find = || {
-        ["chromium", "chromium-browser"]
-            .into_iter()
-            .find_map(|name| {
-                Command::new(name)
-                    .arg("--version")
-                    .output()
-                    .ok()
-                    .filter(|o| o.status.success())
-                    .map(|_| PathBuf::from(name))
-            })
-    };
-    if let Some(found) = find() {
-        return Some(found);
+    let found = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find_map(|name| {
+            Command::new(name)
+                .arg("--version")
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .map(|_| PathBuf::from(name))
+        });
+    if found.is_some() {
+        return found;
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/install-chromium.sh");
-    let installed = Command::new("bash").arg(&script).output();
-    if let Some(found) = find() {
-        return Some(found);
-    }
-    let why = match installed {
-        Ok(out) => String::from_utf8_lossy(&out.stderr).trim().to_owned(),
-        Err(e) => format!("could not run {}: {e}", script.display()),
-    };
+    let why = "no `chromium` on the PATH; install it with `scripts/install-chromium.sh` (as root, \
+               Debian's package)";
     assert!(
         std::env::var("STAGGER_REQUIRE_BROWSER").as_deref() != Ok("1"),
-        "STAGGER_REQUIRE_BROWSER=1 and no Chromium: {why}"
+        "STAGGER_REQUIRE_BROWSER=1 and {why}"
     );
     // Written to the process's stderr, not through the test harness's capture: a skip is
     // seen.
     let _ = writeln!(
         std::io::stderr(),
-        "\n*** SKIPPED the HTML report's browser test: no Chromium ({why}) ***\n"
+        "\n*** SKIPPED the HTML report's browser test: {why} ***\n"
     );
     None
 }
+
+/// The width of the window the pages must fit, in CSS pixels.
+const WIDTH: u32 = 1280;
 
 /// What the browser saw: the document after it ran, and what it printed on stderr.
 struct Loaded {
@@ -56,8 +53,9 @@ struct Loaded {
     console: Vec<String>,
 }
 
-/// Loads `page` in headless Chromium with a probe appended that measures the drawn figures
-/// and writes what it found into the title.
+/// Loads `page` in headless Chromium, in a window [`WIDTH`] wide, with a probe appended that
+/// measures the drawn figures, their captions and the tables, and writes what it found into
+/// the title.
 fn load(browser: &Path, page: &Path, dir: &Path) -> Loaded {
     let html = std::fs::read_to_string(page).unwrap();
     let probe = r#"<script>
@@ -67,8 +65,13 @@ const drawn = figures.filter((svg) => {
   return box.width > 100 && box.height > 50 && svg.querySelectorAll('polyline').length > 0;
 });
 const lines = document.querySelectorAll('figure svg polyline').length;
-const tables = document.querySelectorAll('table').length;
-document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines} tables=${tables}`;
+const all = [...document.querySelectorAll('table')];
+const tables = all.length;
+const cut = all.filter((t) => t.scrollWidth > t.clientWidth).length;
+const captions = [...document.querySelectorAll('figure > figcaption')]
+  .filter((c) => c.textContent.trim().length > 40).length;
+const pageWidth = document.documentElement.scrollWidth;
+document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines} tables=${tables} cut=${cut} captions=${captions} page=${pageWidth} window=${innerWidth}`;
 </script>"#;
     let probed = dir.join("probed.html");
     std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
@@ -81,6 +84,7 @@ document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines}
             "--v=0",
             "--dump-dom",
         ])
+        .arg(format!("--window-size={WIDTH},1600"))
         .arg(format!("file://{}", probed.display()))
         .output()
         .expect("chromium runs");
@@ -100,12 +104,19 @@ document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines}
     }
 }
 
-/// The probe's findings: figures, drawn figures, lines, tables.
-fn title(dom: &str) -> [u64; 4] {
+/// The probe's findings: figures, drawn figures, lines, tables; then the tables cut off (whose
+/// scroll width passes their width), the figures with a caption, and the page's width and
+/// the window's.
+fn probed(dom: &str) -> [u64; 8] {
     let start = dom.find("<title>").expect("a title") + "<title>".len();
     let end = dom[start..].find("</title>").unwrap() + start;
-    let mut found = [0; 4];
-    for (i, key) in ["figures", "drawn", "lines", "tables"].iter().enumerate() {
+    let mut found = [0; 8];
+    for (i, key) in [
+        "figures", "drawn", "lines", "tables", "cut", "captions", "page", "window",
+    ]
+    .iter()
+    .enumerate()
+    {
         let text = &dom[start..end];
         let at = text
             .find(&format!("{key}="))
@@ -118,6 +129,26 @@ fn title(dom: &str) -> [u64; 4] {
             .unwrap();
     }
     found
+}
+
+/// The probe's first four findings: figures, drawn figures, lines, tables; after checking
+/// that the page fits its window, no table is cut off and every figure has its caption.
+fn title(dom: &str) -> [u64; 4] {
+    let [figures, drawn, lines, tables, cut, captions, page, window] = probed(dom);
+    assert_eq!(window, u64::from(WIDTH), "the window's width");
+    assert!(
+        page <= window,
+        "the page is {page} px wide in a {window} px window"
+    );
+    assert_eq!(
+        cut, 0,
+        "{cut} of {tables} tables are cut off at {window} px"
+    );
+    assert_eq!(
+        captions, figures,
+        "every figure has a caption that says what to see"
+    );
+    [figures, drawn, lines, tables]
 }
 
 /// A page fetches nothing: no script, stylesheet, image or font from elsewhere.
@@ -211,8 +242,8 @@ fn screenshot_of(browser: &Path, page: &Path, png: &Path) {
             "--no-sandbox",
             "--disable-gpu",
             "--hide-scrollbars",
-            "--window-size=1280,1600",
         ])
+        .arg(format!("--window-size={WIDTH},1600"))
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("file://{}", page.display()))
         .output()

@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 /// Names only the team knows, as the issue tracker calls its internal documents: "seed 00N"
-/// (or "seed-00N", "seed_00N") and "anchors.md".
+/// (or "seed-00N", "seed_00N"), "anchors.md", and the internal name of the delivery schedule's
+/// source, "Sigil".
 fn internal(text: &str) -> Option<&'static str> {
     let lower = text.to_ascii_lowercase();
     for (i, _) in lower.match_indices("seed") {
@@ -17,6 +18,9 @@ fn internal(text: &str) -> Option<&'static str> {
         {
             return Some("seed 00N");
         }
+    }
+    if lower.contains("sigil") {
+        return Some("Sigil");
     }
     lower.contains("anchors.md").then_some("anchors.md")
 }
@@ -73,5 +77,6 @@ fn no_user_facing_text_names_an_internal_document() {
     assert_eq!(internal("fn matches_seed_002_table"), Some("seed 00N"));
     assert_eq!(internal("seed 00"), None);
     assert_eq!(internal("see ANCHORS.md"), Some("anchors.md"));
+    assert_eq!(internal("in the shape of Sigil's table"), Some("Sigil"));
     assert_eq!(internal("world seed 1"), None);
 }

@@ -1,7 +1,7 @@
 //! Durations as people write them: `100ms`, `1s`, `1.5s`, `1h30m`.
 //!
 //! [`parse`] reads the forms that configuration files and the CLI accept; [`human`] writes the
-//! form Sigil's delivery table uses (`1 s`, `1 min 3 s`); [`millis`] gives the number of milliseconds,
+//! form a delivery schedule's table uses (`1 s`, `1 min 3 s`); [`millis`] gives the number of milliseconds,
 //! exactly, for data formats.
 
 use std::fmt;

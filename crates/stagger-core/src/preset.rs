@@ -40,7 +40,7 @@ impl std::fmt::Display for Preset {
 }
 
 impl Preset {
-    /// Sigil's webhook delivery schedule (its "Retry policy" page): 1 s doubling to a 1 h cap, 8 attempts, jitter off.
+    /// A webhook delivery system's published schedule: 1 s doubling to a 1 h cap, 8 attempts, jitter off.
     /// Retries wait 1, 2, 4, 8, 16, 32 and 64 s: 127 s in all.
     pub const DELIVERY: Self = Self {
         name: "delivery",
@@ -52,7 +52,7 @@ impl Preset {
                 .with_jitter(0.0),
         ),
         deadline: None,
-        source: "Sigil, a webhook delivery system, \"Retry policy\" page: BASE_DELAY_MS 1000, MAX_DELAY_MS 3600000, MAX_ATTEMPTS 8, jitter 0 (off)",
+        source: "a webhook delivery system's published retry policy: BASE_DELAY_MS 1000, MAX_DELAY_MS 3600000, MAX_ATTEMPTS 8, jitter 0 (off)",
         notes: "Set jitter (0, 1] to spread deliveries; it only subtracts, so the published give-up time holds.",
     };
 

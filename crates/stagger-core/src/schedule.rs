@@ -116,13 +116,13 @@ impl Schedule {
         &self.retries
     }
 
-    /// The delays, one per retry: `retrySchedule()` of Sigil's delivery schedule.
+    /// The delays, one per retry: what a published delivery schedule lists as `retrySchedule()`.
     pub fn delays(&self) -> impl ExactSizeIterator<Item = Duration> + '_ {
         self.retries.iter().map(|r| r.delay)
     }
 
-    /// The time from the first failure to the last retry, as drawn: Sigil's
-    /// `total_retry_window()`.
+    /// The time from the first failure to the last retry, as drawn: a published delivery
+    /// schedule's `total_retry_window()`.
     #[must_use]
     pub fn total_window(&self) -> Duration {
         self.retries.last().map_or(Duration::ZERO, |r| r.elapsed)

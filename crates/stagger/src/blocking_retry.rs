@@ -48,8 +48,25 @@ where
     )
 }
 
-/// `.retry(policy)` on any blocking operation that takes no arguments.
-pub trait Retryable<T, E>: Sized {
+/// `.retry(policy)` on any blocking operation that takes no arguments: the blocking twin of
+/// [`Retryable`](crate::Retryable).
+///
+/// ```
+/// use stagger::Failure;
+/// use stagger::blocking::BlockingRetryable;
+/// use stagger::policy::Immediate;
+///
+/// let mut calls = 0;
+/// let value = (|| {
+///     calls += 1;
+///     if calls < 3 { Err("busy") } else { Ok(calls) }
+/// })
+/// .retry(Immediate::new())
+/// .classify(|_| Failure::Retryable)
+/// .call();
+/// assert_eq!(value.unwrap(), 3);
+/// ```
+pub trait BlockingRetryable<T, E>: Sized {
     /// Retries this operation under `policy`; see [`retry`].
     fn retry<P: IntoPolicy>(
         self,
@@ -57,7 +74,7 @@ pub trait Retryable<T, E>: Sized {
     ) -> Retry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks>;
 }
 
-impl<F, T, E> Retryable<T, E> for F
+impl<F, T, E> BlockingRetryable<T, E> for F
 where
     F: FnMut() -> Result<T, E>,
 {

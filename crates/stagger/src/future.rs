@@ -41,12 +41,15 @@ where
     }
 }
 
+// A `.await` that this impl does not fit fails as "`Retry<…>` is not a future": rustc does not
+// say which bound failed, because std's `IntoFuture` for every `Future` also applies, but it
+// shows these lines, so each bound names its fix on its line. The compile-fail tests pin it.
 impl<O, P, H> IntoFuture for Retry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
+    H: HooksFor<O>, // errors that do not implement `Classify`: pass `.classify(|e| ...)`
+    H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
     type IntoFuture = ResultFuture<O, P, H>;

@@ -118,12 +118,13 @@ where
     }
 }
 
+// As for `Retry` (see `future.rs`): rustc shows these lines when an `.await` does not fit.
 impl<O, P, H> IntoFuture for Hedged<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
+    H: HooksFor<O>, // errors that do not implement `Classify`: pass `.classify(|e| ...)`
+    H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
     type IntoFuture = HedgeResultFuture<O, P, H>;

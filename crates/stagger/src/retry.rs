@@ -88,8 +88,8 @@ where
 
 /// `.retry(policy)` on any async operation that takes no arguments, as backon's users expect.
 ///
-/// The README's one-line use, run against a loopback server that answers the first request
-/// with a 503 and the second with "ok":
+/// The one-line use, run against a loopback server that answers the first request with a 503
+/// and the second with "ok":
 ///
 /// ```
 /// # #[cfg(all(feature = "reqwest", feature = "tracing"))]
@@ -257,8 +257,8 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     }
 
     /// Decides which errors are worth retrying with a [`Classifier`] of any type, such as the
-    /// [`HttpClassifier`](crate::http::HttpClassifier) for an operation whose error is an HTTP
-    /// response.
+    /// HTTP classifier (`stagger::http::HttpClassifier`, with the `http` feature) for an
+    /// operation whose error is an HTTP response.
     pub fn classifier<C2>(self, classifier: C2) -> Retry<O, P, Hooks<C2, V, S, K, B, N>>
     where
         C2: Classifier<O::Error>,
@@ -299,9 +299,9 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
         self.ok_classifier(classifier)
     }
 
-    /// Looks at every successful value with a [`ClassifyOk`] of any type, such as the
-    /// [`HttpClassifier`](crate::http::HttpClassifier) for an operation that returns every
-    /// response as `Ok`; see [`classify_ok`](Retry::classify_ok).
+    /// Looks at every successful value with a [`ClassifyOk`] of any type, such as the HTTP
+    /// classifier (`stagger::http::HttpClassifier`, with the `http` feature) for an operation
+    /// that returns every response as `Ok`; see [`classify_ok`](Retry::classify_ok).
     pub fn ok_classifier<V2>(self, classifier: V2) -> Retry<O, P, Hooks<C, V2, S, K, B, N>>
     where
         V2: ClassifyOk<O::Value>,

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 /// Waits asynchronously.
 ///
-/// With the `tokio` feature on anywhere in the dependency graph, the async executor's default
-/// sleeper is tokio's timer, which needs a tokio runtime: under another runtime, pass that
-/// runtime's sleep with `.sleeper(...)`.
+/// With the `tokio` feature (on by default, and on if anything in the dependency graph turns it
+/// on), the async executor's default sleeper is tokio's timer, which needs a tokio runtime:
+/// under another runtime, pass that runtime's sleep with `.sleeper(...)`.
 ///
 /// Implemented for every `Fn(Duration) -> impl Future<Output = ()>`, so a runtime's sleep
 /// function is a sleeper; `TokioSleeper` comes with the `tokio` feature.
@@ -37,9 +37,24 @@ where
 
 /// tokio's timer. Waits longer than 30 years are shortened to 30 years, which tokio can
 /// represent, instead of overflowing its clock (tokio-retry panicked on `Duration::MAX`).
+///
+/// # Panics
+///
+/// When a wait starts outside a tokio runtime, with a message that says how to fix it: run the
+/// retry inside a runtime, pass another runtime's sleep with `.sleeper(..)`, or use
+/// [`blocking`](crate::blocking). A retry that never waits (its first attempt succeeds, or it
+/// gives up at once) runs under any executor.
 #[cfg(feature = "tokio")]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct TokioSleeper;
+
+/// What a wait outside a tokio runtime panics with: the fixes, instead of tokio's own "there is
+/// no reactor running".
+#[cfg(feature = "tokio")]
+const OUTSIDE_TOKIO: &str = "stagger: this retry waits with tokio's timer (the async \
+    executor's default sleeper) but was polled outside a tokio runtime. Run it inside one \
+    (#[tokio::main], #[tokio::test] or Runtime::block_on), pass your runtime's sleep with \
+    .sleeper(..), or use stagger::blocking for a blocking retry";
 
 #[cfg(feature = "tokio")]
 impl Sleeper for TokioSleeper {
@@ -47,6 +62,9 @@ impl Sleeper for TokioSleeper {
 
     fn sleep(&self, duration: Duration) -> tokio::time::Sleep {
         const THIRTY_YEARS: Duration = Duration::from_secs(30 * 365 * 86_400);
+        if tokio::runtime::Handle::try_current().is_err() {
+            panic!("{OUTSIDE_TOKIO}");
+        }
         tokio::time::sleep(duration.min(THIRTY_YEARS))
     }
 }

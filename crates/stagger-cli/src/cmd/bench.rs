@@ -1,6 +1,11 @@
 //! `stagger bench`: the main job. Runs every catalog policy, the published strategies and the
 //! budgets on every canonical workload, prints the scoreboard, and writes it as Markdown and
 //! JSON with SVG plots (and the README's scoreboard section).
+//!
+//! The whole scoreboard is some 300 lines of Markdown with rows hundreds of characters wide:
+//! a file's content, not a terminal's. So on a terminal `bench` prints the summary, the part
+//! the README quotes, and says where the rest goes; redirected (`> scoreboard.md`, a pipe),
+//! it prints the whole document, byte for byte what `--out` writes.
 
 use std::fs;
 use std::io::{IsTerminal, Write};
@@ -9,6 +14,7 @@ use std::path::{Path, PathBuf};
 use stagger_sim::scoreboard::Scoreboard;
 
 use crate::flags::Failure;
+use crate::progress::Progress;
 use crate::{plot, scoreboard_md};
 
 /// Flags of `stagger bench`.
@@ -30,23 +36,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new_spinner();
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    });
-    let progress = |part: &str| {
-        if let Some(bar) = &bar {
-            bar.set_message(format!("simulating {part}"));
-        }
-    };
-    let board = Scoreboard::run(args.seed, &progress).map_err(|e| Failure::Usage(e.to_string()))?;
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    let progress = Progress::parts("simulating");
+    let board = Scoreboard::run(args.seed, &|part: &str| progress.part(part))
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let markdown = scoreboard_md::document(&board);
-    out.write_all(markdown.as_bytes())?;
     if let Some(dir) = &args.out {
+        progress.part("the policy pages");
         fs::create_dir_all(dir)?;
         fs::write(dir.join("scoreboard.md"), &markdown)?;
         let json = serde_json::to_string_pretty(&board).map_err(std::io::Error::from)?;
@@ -92,10 +87,52 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             crate::html::page("stagger scoreboard", &markdown, &plots),
         )?;
     }
+    let summary = scoreboard_md::summary(&board);
     if let Some(readme) = &args.readme {
-        update_readme(readme, &scoreboard_md::summary(&board))?;
+        update_readme(readme, &summary)?;
+    }
+    progress.finish();
+    if std::io::stdout().is_terminal() {
+        write_summary(out, args, &summary)?;
+    } else {
+        out.write_all(markdown.as_bytes())?;
     }
     Ok(())
+}
+
+/// What a terminal gets: the summary, and where the whole scoreboard is (or went).
+fn write_summary(out: &mut dyn Write, args: &Args, summary: &str) -> std::io::Result<()> {
+    let width = crate::render::TERMINAL_WIDTH;
+    out.write_all(crate::render::for_terminal(summary, width).as_bytes())?;
+    writeln!(out)?;
+    let mut whole = Vec::new();
+    if let Some(dir) = &args.out {
+        whole.push(format!(
+            "{} (with scoreboard.json, the plots and the policy pages)",
+            dir.join("scoreboard.md").display()
+        ));
+    }
+    if let Some(page) = &args.html {
+        whole.push(format!("{} (one HTML page)", page.display()));
+    }
+    let mut last = if whole.is_empty() {
+        "This is the summary. The whole scoreboard, every workload's tables and the published \
+         findings, is Markdown for a file: `--out DIR` writes it to DIR/scoreboard.md with its \
+         plots, `--html FILE` as one page, and `stagger bench > FILE.md` prints it there."
+            .to_owned()
+    } else {
+        format!(
+            "This is the summary. The whole scoreboard: {}.",
+            whole.join("; ")
+        )
+    };
+    if let Some(readme) = &args.readme {
+        last.push_str(&format!(
+            " Updated the scoreboard section of {}.",
+            readme.display()
+        ));
+    }
+    out.write_all(crate::render::for_terminal(&last, width).as_bytes())
 }
 
 /// The markers around the README's generated scoreboard.

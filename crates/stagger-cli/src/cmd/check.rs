@@ -22,13 +22,14 @@ use stagger_sim::scoreboard::{RECOVERED, THROTTLE_SEEDS};
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
-use stagger_sim::workload::spike::Spike;
+use stagger_sim::workload::spike::{self, Spike};
 use stagger_sim::workload::throttle::Throttle;
-use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
+use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 use super::simulate::stop_after;
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
+use crate::progress::Progress;
 
 /// What a gRPC report says of how the import reads the file.
 fn grpc_limit() -> String {
@@ -100,6 +101,21 @@ struct Subject {
     gated: bool,
     /// Settings the file sets that no run of the check models, each with what that means.
     unmodelled: Vec<String>,
+    /// Which of the settings the report describes the file sets, rather than leaving them at
+    /// stagger's defaults.
+    set: Set,
+}
+
+/// The settings with a default that a report names only as the file sets them, or as the
+/// default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Set {
+    /// `nested`, if the file sets it.
+    nested: Option<Nested>,
+    /// Whether the file sets `server_wait_dispersal`.
+    dispersal: bool,
+    /// Whether the file sets `max_server_wait`.
+    max_server_wait: bool,
 }
 
 /// Which policy of a service config a [`Subject`] is, and whose.
@@ -151,6 +167,7 @@ impl Subject {
                 self.hedging,
                 self.gated,
                 &self.unmodelled,
+                self.set,
             )
         )
     }
@@ -199,7 +216,11 @@ struct Report {
     layers: Layers,
     outage: Option<OutageLoad>,
     throttle: Option<ThrottleFigure>,
+    /// The world seed of the simulator runs.
+    seed: u64,
     workloads: Vec<WorkloadRow>,
+    /// The spike as the scoreboard runs it, beside the rows' own.
+    spike_reference: SpikeReference,
     /// What the runs leave out of the configuration.
     notes: Vec<String>,
     warnings: Vec<Warning>,
@@ -215,8 +236,9 @@ struct Layers {
     /// With stagger's default ownership of recovery (`nested = "single-attempt"`): only the
     /// outermost layer retries.
     owned: u64,
-    /// What this configuration asks for inside another executor.
-    nested: &'static str,
+    /// What this configuration asks for inside another executor, if it sets `nested`;
+    /// `None` when it leaves it at stagger's default (`single-attempt`).
+    nested: Option<&'static str>,
     /// The same layers simulated in the total outage (every attempt failing), attempts per
     /// request reaching the dependency, with no budget and the configuration's deadline at
     /// every layer: `None` for one layer, a hedged configuration, or a stack too large to
@@ -254,22 +276,45 @@ struct ThrottleFigure {
     /// Retries sent before the server's time, over every seed.
     early_retries: u64,
     dispersal: &'static str,
+    /// Whether `dispersal` is stagger's default, the file setting none.
+    default_dispersal: bool,
     deadline: String,
     /// Whether the deadline is the configuration's own (or the trial's 3 s, if it sets none).
     own_deadline: bool,
     max_server_wait: String,
+    /// Whether `max_server_wait` is stagger's default, the file setting none.
+    default_max_server_wait: bool,
 }
 
 /// One strategy on the canonical workloads.
 #[derive(Debug, Serialize)]
 struct WorkloadRow {
     label: String,
+    /// The policy's parameters, as a configuration file writes them.
+    parameters: String,
     /// The herd's largest share of all retries in one 10 ms window.
     herd_peak_share: f64,
     /// The share of the outage's requests that succeeded.
     outage_success: f64,
     /// The spike's tail goodput ratio (1 is healthy).
     spike_tail_goodput: Option<f64>,
+}
+
+/// The spike's "jittered backoff" as the scoreboard runs it, with other parameters than the
+/// catalog's defaults, run here at the same seed as the rows: what the rows' spike verdicts
+/// are to be read beside.
+#[derive(Debug, Serialize)]
+struct SpikeReference {
+    /// The scoreboard's name for it.
+    label: &'static str,
+    policy: &'static str,
+    /// Its parameters, as a configuration file writes them.
+    parameters: String,
+    /// Its tail goodput ratio at this seed.
+    tail_goodput: Option<f64>,
+    /// For each row of a jittered policy that stays collapsed where it recovers, why: its
+    /// retry window against the scoreboard's.
+    reasons: Vec<String>,
 }
 
 /// A plain warning and its fix.
@@ -318,11 +363,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         .map(|s| Plan::new(s, args, &mut defaults))
         .collect::<Result<Vec<_>, _>>()?;
     admit(&subjects, &mut plans, args)?;
+    let progress = Progress::runs("checking", plans.iter().map(Plan::runs).sum());
     let reports = subjects
         .iter()
         .zip(plans)
-        .map(|(s, plan)| report(s, plan, args))
+        .map(|(s, plan)| report(s, plan, args, &progress))
         .collect::<Result<Vec<_>, _>>()?;
+    progress.finish();
     match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, &reports).map_err(std::io::Error::from)?;
@@ -350,8 +397,8 @@ fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
         |what: &str, e: &dyn std::fmt::Display| Failure::Usage(format!("{shown}: {what}: {e}"));
     match format {
         FileFormat::Toml => {
-            let spec: RetrySpec =
-                toml::from_str(&text).map_err(|e| bad("not a retry configuration", &e))?;
+            let spec: RetrySpec = toml::from_str(&text)
+                .map_err(|e| Failure::toml(format!("{shown}: not a retry configuration"), &e))?;
             from_spec(&spec, shown.to_string()).map(|s| vec![s])
         }
         FileFormat::Json => {
@@ -415,6 +462,11 @@ fn from_spec(spec: &RetrySpec, file: String) -> Result<Subject, Failure> {
         hedging: spec.to_hedging().map_err(bad)?,
         gated: spec.gate.is_some(),
         unmodelled,
+        set: Set {
+            nested: spec.nested,
+            dispersal: spec.server_wait_dispersal.is_some(),
+            max_server_wait: spec.max_server_wait.is_some(),
+        },
         file,
         grpc: None,
     })
@@ -463,6 +515,7 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             hedging: None,
             gated: false,
             unmodelled: vec![grpc_limit()],
+            set: Set::default(),
         });
     }
     for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
@@ -478,6 +531,7 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
             hedging: Some(hedging),
             gated: false,
             unmodelled: vec![grpc_limit()],
+            set: Set::default(),
         });
     }
     if subjects.is_empty() {
@@ -551,9 +605,11 @@ impl Run {
         })
     }
 
-    /// Makes the run, stopped past twice its estimate.
-    fn run(self) -> Result<ResultRow, Failure> {
-        (self.go)(stop_after(&self.estimate)).map_err(sim)
+    /// Makes the run, stopped past twice its estimate, and counts it in `progress`.
+    fn run(self, progress: &Progress) -> Result<ResultRow, Failure> {
+        let row = (self.go)(stop_after(&self.estimate)).map_err(sim)?;
+        progress.run_done();
+        Ok(row)
     }
 }
 
@@ -570,8 +626,11 @@ struct Plan {
     /// The 429 storm as the configuration meets it, and its runs, one per seed.
     throttle: Throttle,
     throttle_runs: Vec<Run>,
-    /// Each row of the canonical workloads: its label, then its herd, outage and spike runs.
-    workloads: Vec<(String, [Run; 3])>,
+    /// Each row of the canonical workloads: its label and its policy, then its herd, outage
+    /// and spike runs.
+    workloads: Vec<(String, AnyConfig, [Run; 3])>,
+    /// The spike with the scoreboard's jittered backoff, at the same seed.
+    spike_reference: Run,
 }
 
 /// The estimates of the canonical workloads' runs of a policy at the catalog's defaults, the
@@ -651,6 +710,7 @@ impl Plan {
         let policy = subject.policy;
         let mut workloads = vec![(
             "this configuration".to_owned(),
+            policy,
             canonical(hedged, Some(&subject.settings), seed, None)?,
         )];
         let mut beside = Vec::new();
@@ -668,7 +728,11 @@ impl Plan {
                 defaults.get(&kind).copied(),
             )?;
             defaults.insert(kind, runs.each_ref().map(|r| r.estimate));
-            workloads.push((format!("{kind} at its defaults"), runs));
+            workloads.push((
+                format!("{kind} at its defaults"),
+                AnyConfig::from(kind),
+                runs,
+            ));
         }
         Ok(Self {
             stack,
@@ -677,7 +741,13 @@ impl Plan {
             throttle,
             throttle_runs,
             workloads,
+            spike_reference: Run::of(Spike::default(), spike::jittered_backoff(), seed, None)?,
         })
+    }
+
+    /// The runs it makes, as admitted: every report's, and the stack if it is kept.
+    fn runs(&self) -> usize {
+        self.required().count() + if self.stack.is_some() { 2 } else { 0 }
     }
 
     /// The runs every report makes: all but the stack.
@@ -685,7 +755,8 @@ impl Plan {
         std::iter::once(&self.without_budget)
             .chain(&self.with_budget)
             .chain(&self.throttle_runs)
-            .chain(self.workloads.iter().flat_map(|(_, runs)| runs))
+            .chain(self.workloads.iter().flat_map(|(_, _, runs)| runs))
+            .chain(std::iter::once(&self.spike_reference))
     }
 
     /// What the runs every report makes cost, one after another.
@@ -794,7 +865,12 @@ fn subject_attempts(subject: &Subject) -> u32 {
         .map_or_else(|| subject.policy.max_attempts(), |h| h.max_attempts())
 }
 
-fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure> {
+fn report(
+    subject: &Subject,
+    plan: Plan,
+    args: &Args,
+    progress: &Progress,
+) -> Result<Report, Failure> {
     let policy = subject.policy;
     let attempts = subject_attempts(subject);
     let retries = attempts.saturating_sub(1);
@@ -805,20 +881,11 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
             (ms(b.min), ms(b.max))
         })
         .collect();
-    let window = policy.window_bounds(retries).unwrap_or_else(|| {
-        let (mut min, mut max) = (Duration::ZERO, Duration::ZERO);
-        for n in 1..=retries.min(100_000) {
-            let b = policy.bounds(n);
-            min = min.saturating_add(b.min);
-            max = max.saturating_add(b.max);
-        }
-        stagger_core::Bounds { min, max }
-    });
-    let nested = subject.settings.nested();
+    let window = window(policy, retries);
     let simulated = match plan.stack {
         Some((owned, every)) => Some(SimulatedLayers {
-            owned: owned.run()?.load,
-            uncoordinated: every.run()?.load,
+            owned: owned.run(progress)?.load,
+            uncoordinated: every.run(progress)?.load,
         }),
         None => None,
     };
@@ -826,11 +893,7 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
         layers: args.layers,
         uncoordinated: u64::from(attempts).checked_pow(args.layers),
         owned: u64::from(attempts),
-        nested: if nested == Nested::Retry {
-            "retry"
-        } else {
-            "single-attempt"
-        },
+        nested: subject.set.nested.map(nested_name),
         simulated,
     };
 
@@ -838,9 +901,9 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
         rate: args.rate,
         clients: args.clients,
         duration: human(args.outage),
-        without_budget: plan.without_budget.run()?.load,
+        without_budget: plan.without_budget.run(progress)?.load,
         with_budget: match plan.with_budget {
-            Some(run) => Some(run.run()?.load),
+            Some(run) => Some(run.run(progress)?.load),
             None => None,
         },
     });
@@ -848,7 +911,7 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
     let throttle = {
         let (mut served, mut early) = (0, 0);
         for run in plan.throttle_runs {
-            let row = run.run()?;
+            let row = run.run(progress)?;
             served += row.successes;
             early += row.early_retries.unwrap_or(0);
         }
@@ -857,24 +920,34 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
             seeds: THROTTLE_SEEDS,
             early_retries: early,
             dispersal: plan.throttle.dispersal.name(),
+            default_dispersal: !subject.set.dispersal,
             deadline: human(plan.throttle.timeout),
             own_deadline: subject.settings.timeout().is_some(),
             max_server_wait: human(subject.settings.max_server_wait()),
+            default_max_server_wait: !subject.set.max_server_wait,
         })
     };
 
+    let mut configs = Vec::new();
     let workloads = plan
         .workloads
         .into_iter()
-        .map(|(label, [herd, outage, spike])| {
+        .map(|(label, config, [herd, outage, spike])| {
+            configs.push(config);
             Ok(WorkloadRow {
                 label,
-                herd_peak_share: herd.run()?.peak_window_share,
-                outage_success: outage.run()?.success_rate,
-                spike_tail_goodput: spike.run()?.tail_goodput_ratio,
+                parameters: parameters_of(config),
+                herd_peak_share: herd.run(progress)?.peak_window_share,
+                outage_success: outage.run(progress)?.success_rate,
+                spike_tail_goodput: spike.run(progress)?.tail_goodput_ratio,
             })
         })
         .collect::<Result<Vec<_>, Failure>>()?;
+    let spike_reference = spike_reference(
+        plan.spike_reference.run(progress)?.tail_goodput_ratio,
+        &workloads,
+        &configs,
+    );
 
     let mut r = Report {
         source: subject.source(),
@@ -906,7 +979,9 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
         layers,
         outage,
         throttle,
+        seed: args.seed,
         workloads,
+        spike_reference,
         notes: subject
             .unmodelled
             .iter()
@@ -917,6 +992,100 @@ fn report(subject: &Subject, plan: Plan, args: &Args) -> Result<Report, Failure>
     };
     r.warnings = warnings(subject, &r, args);
     Ok(r)
+}
+
+/// The sum of `policy`'s first `retries` delays: the retry window's bounds.
+fn window(policy: AnyConfig, retries: u32) -> stagger_core::Bounds {
+    policy.window_bounds(retries).unwrap_or_else(|| {
+        let (mut min, mut max) = (Duration::ZERO, Duration::ZERO);
+        for n in 1..=retries.min(100_000) {
+            let b = policy.bounds(n);
+            min = min.saturating_add(b.min);
+            max = max.saturating_add(b.max);
+        }
+        stagger_core::Bounds { min, max }
+    })
+}
+
+/// Whether any of `policy`'s delays is drawn from a band rather than fixed.
+fn jittered(policy: AnyConfig) -> bool {
+    let retries = policy.max_attempts().saturating_sub(1);
+    (1..=retries.min(1_000)).any(|n| {
+        let b = policy.bounds(n);
+        b.min != b.max
+    })
+}
+
+/// A policy's parameters, as a configuration file writes them: `base 100 ms, cap 30 s,
+/// factor 2, max_attempts 8`.
+fn parameters_of(config: AnyConfig) -> String {
+    let params: Vec<String> = stagger_core::config::PolicySpec::from_config(&config)
+        .params()
+        .into_iter()
+        .map(|p| match p {
+            Param::Base(d) | Param::Cap(d) => format!("{} {}", p.name(), human(d)),
+            Param::Factor(x) | Param::Jitter(x) => format!("{} {x}", p.name()),
+            Param::MaxAttempts(n) => format!("{} {n}", p.name()),
+            other => other.name().to_owned(),
+        })
+        .collect();
+    if params.is_empty() {
+        "no parameters".to_owned()
+    } else {
+        params.join(", ")
+    }
+}
+
+/// Whether a spike run's tail goodput ratio counts as recovered, as the scoreboard counts it.
+fn recovers(tail_goodput: Option<f64>) -> bool {
+    tail_goodput.is_some_and(|g| g >= RECOVERED)
+}
+
+/// The spike's verdict on a tail goodput ratio, as the scoreboard words it.
+fn verdict(tail_goodput: f64) -> &'static str {
+    if tail_goodput >= RECOVERED {
+        "recovers"
+    } else {
+        "stays collapsed"
+    }
+}
+
+/// The scoreboard's jittered backoff on the spike, whose `tail_goodput` was measured at the
+/// rows' seed, and for each row of a jittered policy (`configs`, in the rows' order) that
+/// stays collapsed where it recovers, the reason: the rows' retry windows are far shorter.
+fn spike_reference(
+    tail_goodput: Option<f64>,
+    rows: &[WorkloadRow],
+    configs: &[AnyConfig],
+) -> SpikeReference {
+    let SimPolicy::Catalog(board) = spike::jittered_backoff().policy else {
+        unreachable!("the scoreboard's jittered backoff is a catalog policy")
+    };
+    let board_retries = board.max_attempts().saturating_sub(1);
+    let board_window = window(board, board_retries).max;
+    let reasons = rows
+        .iter()
+        .zip(configs)
+        .filter(|(row, config)| {
+            recovers(tail_goodput) && !recovers(row.spike_tail_goodput) && jittered(**config)
+        })
+        .map(|(row, config)| {
+            let retries = config.max_attempts().saturating_sub(1);
+            format!(
+                "{} stays collapsed where the scoreboard's jittered backoff recovers: its {retries} delays add up to at most {}, the scoreboard's {board_retries} to at most {}",
+                row.label,
+                human(window(*config, retries).max),
+                human(board_window)
+            )
+        })
+        .collect();
+    SpikeReference {
+        label: "jittered backoff",
+        policy: board.kind().name(),
+        parameters: parameters_of(board),
+        tail_goodput,
+        reasons,
+    }
 }
 
 /// A budget's parameters, as a configuration file names them.
@@ -964,11 +1133,7 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
     let mut w = Vec::new();
     let policy = subject.policy;
     let retries = r.max_attempts.saturating_sub(1);
-    let exact = (1..=retries.min(1_000)).all(|n| {
-        let b = policy.bounds(n);
-        b.min == b.max
-    });
-    if subject.hedging.is_none() && exact && retries > 0 && args.clients > 1 {
+    if subject.hedging.is_none() && !jittered(policy) && retries > 0 && args.clients > 1 {
         let peak = |label: &str| {
             r.workloads
                 .iter()
@@ -1030,8 +1195,8 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
             }),
             Some(load) if load >= 3.0 => w.push(Warning {
                 what: format!(
-                    "The budget still allows {load:.2}x the load during a total outage of {} at {:.3} requests a second from {} clients.",
-                    o.duration, o.rate, o.clients
+                    "The budget still allows {load:.2}x the load during a total outage of {} at {} requests a second from {}.",
+                    o.duration, rate(o.rate), clients(o.clients)
                 ),
                 fix: "a smaller budget: a lower capacity, or a ratio budget (budget = \"finagle\")".to_owned(),
             }),
@@ -1043,7 +1208,7 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
             .layers
             .uncoordinated
             .map_or_else(|| "more than 2^64".to_owned(), |n| n.to_string());
-        let what = if r.layers.nested == "retry" {
+        let what = if r.layers.nested == Some("retry") {
             format!(
                 "Layers that multiply: this configuration sets nested = \"retry\", so each of the {} layers retries on its own: {worst} calls per request reach the dependency in the worst case.",
                 args.layers
@@ -1064,6 +1229,15 @@ fn warnings(subject: &Subject, r: &Report, args: &Args) -> Vec<Warning> {
         });
     }
     w
+}
+
+/// `nested` as a configuration file writes it.
+fn nested_name(nested: Nested) -> &'static str {
+    if nested == Nested::Retry {
+        "retry"
+    } else {
+        "single-attempt"
+    }
 }
 
 /// The last retry, if the policy has a cap that none of its `retries` delays reaches: the
@@ -1142,7 +1316,9 @@ fn text(r: &Report) -> String {
             "  with stagger's default ownership of recovery (nested = \"single-attempt\"): {}",
             l.owned
         );
-        let _ = writeln!(s, "  this configuration asks for nested = \"{}\"", l.nested);
+        if let Some(nested) = l.nested {
+            let _ = writeln!(s, "  this configuration sets nested = \"{nested}\"");
+        }
         if let Some(m) = &l.simulated {
             let _ = writeln!(
                 s,
@@ -1155,8 +1331,10 @@ fn text(r: &Report) -> String {
     if let Some(o) = &r.outage {
         let _ = writeln!(
             s,
-            "\nA total outage of {}, {:.3} requests a second from {} clients (simulated):",
-            o.duration, o.rate, o.clients
+            "\nA total outage of {}, {} requests a second from {} (simulated):",
+            o.duration,
+            rate(o.rate),
+            clients(o.clients)
         );
         let _ = writeln!(
             s,
@@ -1175,10 +1353,14 @@ fn text(r: &Report) -> String {
             s,
             "\nA 429 storm (the trial against nginx's limit_req: 20 requests at once against 5 a second, Retry-After: 1, a 3 s deadline unless the configuration sets one), simulated:"
         );
+        let default = |is: bool| if is { " (stagger's default)" } else { "" };
         let _ = writeln!(
             s,
-            "  each 429's wait is a floor, spread above by {}; a wait past {} is not waited for",
-            t.dispersal, t.max_server_wait
+            "  each 429's wait is a floor, spread above by {}{}; a wait past {}{} is not waited for",
+            t.dispersal,
+            default(t.default_dispersal),
+            t.max_server_wait,
+            default(t.default_max_server_wait)
         );
         let whose = if t.own_deadline {
             "its deadline"
@@ -1192,7 +1374,11 @@ fn text(r: &Report) -> String {
         );
     }
     if !r.workloads.is_empty() {
-        let _ = writeln!(s, "\nOn the canonical workloads (simulated):");
+        let _ = writeln!(
+            s,
+            "\nOn the canonical workloads (simulated, world seed {}):",
+            r.seed
+        );
         let mut table = crate::render::Table::new([
             "",
             "herd peak share",
@@ -1204,23 +1390,38 @@ fn text(r: &Report) -> String {
                 row.label.clone(),
                 format!("{:.1}%", 100.0 * row.herd_peak_share),
                 format!("{:.1}%", 100.0 * row.outage_success),
-                row.spike_tail_goodput.map_or_else(
-                    || "-".to_owned(),
-                    |g| {
-                        let verdict = if g >= RECOVERED {
-                            "recovers"
-                        } else {
-                            "stays collapsed"
-                        };
-                        format!("{g:.3} ({verdict})")
-                    },
-                ),
+                row.spike_tail_goodput
+                    .map_or_else(|| "-".to_owned(), |g| format!("{g:.3} ({})", verdict(g))),
             ]);
         }
         let mut bytes = Vec::new();
         let _ = table.write(&mut bytes);
         for line in String::from_utf8_lossy(&bytes).lines() {
             let _ = writeln!(s, "  {line}");
+        }
+        let defaults: Vec<String> = r
+            .workloads
+            .iter()
+            .filter_map(|row| {
+                let kind = row.label.strip_suffix(" at its defaults")?;
+                Some(format!("{kind} has {}", row.parameters))
+            })
+            .collect();
+        if !defaults.is_empty() {
+            let _ = writeln!(s, "  At the catalog's defaults, {}.", defaults.join("; "));
+        }
+        let reference = &r.spike_reference;
+        let measured = reference.tail_goodput.map_or_else(
+            || "no figure".to_owned(),
+            |g| format!("{g:.3} ({})", verdict(g)),
+        );
+        let _ = writeln!(
+            s,
+            "  Each spike figure is one run, with its row's own parameters. The scoreboard's spike runs its {} with other parameters, {} with {}; run here, it gets {measured}.",
+            reference.label, reference.policy, reference.parameters
+        );
+        for reason in &reference.reasons {
+            let _ = writeln!(s, "  {reason}.");
         }
     }
     if !r.notes.is_empty() {
@@ -1238,6 +1439,22 @@ fn text(r: &Report) -> String {
         }
     }
     s
+}
+
+/// A rate as people write one: `1000`, `0.5`, `12.25`, with no digits it does not have.
+fn rate(r: f64) -> String {
+    // `Display` writes the shortest decimal that reads back as the same number, and never
+    // an exponent.
+    r.to_string()
+}
+
+/// `1 client`, `100 clients`.
+fn clients(n: u64) -> String {
+    if n == 1 {
+        "1 client".to_owned()
+    } else {
+        format!("{n} clients")
+    }
 }
 
 /// A band of milliseconds in a reader's units: "100 ms" or "0 ms to 2 s".
@@ -1287,6 +1504,13 @@ mod tests {
                 let _ = cap_never_reached(long, 9);
             }
         }
+    }
+
+    #[test]
+    fn a_rate_has_only_the_digits_it_needs() {
+        assert_eq!(rate(1_000.0), "1000");
+        assert_eq!(rate(0.5), "0.5");
+        assert_eq!(rate(12.25), "12.25");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use stagger_core::duration::human;
 use stagger_core::{PolicyConfig, PolicyKind, Preset};
 
 use crate::flags::Failure;
+use crate::progress::Progress;
 
 /// Flags of `stagger explain`.
 #[derive(Debug, clap::Args)]
@@ -38,8 +39,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         return Ok(());
     }
     if args.name == "hedging" {
+        // Its runs are the library's, which reports nothing until all are done: the progress
+        // names the page and counts the seconds.
+        let progress = Progress::parts("measuring the hedging page");
         let f = stagger_sim::scoreboard::hedging_figures(1)
             .map_err(|e| Failure::Usage(e.to_string()))?;
+        progress.finish();
         out.write_all(
             crate::scoreboard_md::hedging_page(
                 &f.tail,
@@ -67,12 +72,15 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         out.write_all(budget.page().as_bytes())?;
     }
     if preset.is_none() && budget.is_none() {
-        return Err(Failure::Usage(format!(
-            "unknown policy, preset or budget `{}`; policies: {}; presets: {}; budgets: {}; or server-waits, hedging",
-            args.name,
-            PolicyKind::names().join(", "),
-            Preset::names().join(", "),
-            BudgetKind::names().join(", ")
+        return Err(Failure::Usage(crate::flags::unknown_name(
+            "policy, preset, budget or page",
+            &args.name,
+            &[
+                ("policies", &PolicyKind::names()),
+                ("presets", &Preset::names()),
+                ("budgets", &BudgetKind::names()),
+                ("pages", &["server-waits", "hedging"]),
+            ],
         )));
     }
     Ok(())

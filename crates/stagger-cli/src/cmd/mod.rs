@@ -2,9 +2,9 @@
 
 pub(crate) mod bench;
 pub(crate) mod budgets;
+pub(crate) mod catalog;
 pub(crate) mod check;
 pub(crate) mod explain;
 pub(crate) mod policies;
-pub(crate) mod report;
 pub(crate) mod schedule;
 pub(crate) mod simulate;

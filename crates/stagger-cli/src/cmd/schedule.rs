@@ -108,7 +108,7 @@ impl Overrides {
 /// How to print a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Format {
-    /// A Markdown table in the shape of Sigil's delivery table.
+    /// A Markdown table: each retry, the delay before it and the time since the first failure.
     Table,
     /// One JSON object.
     Json,
@@ -186,7 +186,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Writes a schedule as Sigil's delivery table: Retry | Delay before it | Elapsed since first
+/// Writes a schedule as a delivery table: Retry | Delay before it | Elapsed since first
 /// failure, then the total window. An exact schedule shows its values; a jittered one shows
 /// the draw (when `drawn`) beside each band.
 pub(crate) fn write_table(

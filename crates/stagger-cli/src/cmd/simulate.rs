@@ -9,7 +9,7 @@ use stagger_core::budget::BudgetKind;
 use stagger_core::engine::{
     Dispersal, HedgeDelay, Hedging, MAX_HEDGED_ATTEMPTS, ParseHedgeDelayError,
 };
-use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, Preset, Timestamp};
+use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, PolicyKind, Preset, Timestamp};
 use stagger_sim::workload::partition::BudgetPartition;
 use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
@@ -17,7 +17,8 @@ use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy,
 use crate::cmd::schedule::Overrides as PolicyOverrides;
 use crate::flags::{self, Failure};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
-use crate::render::{self, Table};
+use crate::plot::{Figure, captions};
+use crate::progress::Progress;
 
 /// Flags of `stagger simulate`.
 #[derive(Debug, clap::Args)]
@@ -215,7 +216,19 @@ fn strategy(
             Ok(config) => config,
             Err(_) => Preset::named(name).map(|p| p.config()).map_err(|_| {
                 Failure::Usage(format!(
-                    "invalid --policy: unknown policy or preset `{name}`"
+                    "invalid --policy: {}",
+                    flags::unknown_name(
+                        "policy or preset",
+                        name,
+                        &[
+                            ("policies", &PolicyKind::names()),
+                            ("presets", &Preset::names()),
+                            (
+                                "simulator-only policies",
+                                &["aws-2015-decorrelated-clamped"]
+                            ),
+                        ]
+                    )
                 ))
             })?,
         };
@@ -266,14 +279,20 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     if let Some(path) = &args.scenario {
         return run_scenario(args, path, out);
     }
-    let workload: WorkloadKind = args
-        .workload
-        .as_deref()
-        .unwrap_or_default()
-        .parse()
-        .map_err(sim_failure)?;
+    let name = args.workload.as_deref().unwrap_or_default();
+    let workload: WorkloadKind = name.parse().map_err(|_| {
+        Failure::Usage(format!(
+            "invalid --workload: {}",
+            flags::unknown_name("workload", name, &[("workloads", &WorkloadKind::names())])
+        ))
+    })?;
     let budget = match &args.budget {
-        Some(name) => Some(name.parse::<BudgetKind>()?),
+        Some(name) => Some(name.parse::<BudgetKind>().map_err(|_| {
+            Failure::Usage(format!(
+                "invalid --budget: {}",
+                flags::unknown_name("budget", name, &[("budgets", &BudgetKind::names())])
+            ))
+        })?),
         None => None,
     };
     let overrides = Overrides {
@@ -332,15 +351,19 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     let memory = MemoryLimit::new(args.max_memory);
     check_limits(total, process, &memory, args.limit.max_events)?;
     let started = MonotonicClock::new().now();
+    let progress = Progress::runs("simulating", strategies.len());
     let results = strategies
         .iter()
         .zip(&estimates)
         .map(|(s, e)| {
-            workload
+            let row = workload
                 .run_within(&overrides, s, args.seed, stop_after(e))
-                .map_err(|err| run_failure(err, e))
+                .map_err(|err| run_failure(err, e));
+            progress.run_done();
+            row
         })
         .collect::<Result<Vec<_>, _>>()?;
+    progress.finish();
     if args.stats {
         let plots = if plotting {
             " (and as many again for the plot)"
@@ -350,9 +373,25 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         let estimated = estimates.iter().map(|e| e.events).sum::<u64>();
         print_stats(args, (estimated, plots), total, process, &results, started);
     }
-    let (title, x, y) = match workload {
-        WorkloadKind::Herd => ("herd: retries per 10 ms", "time (s)", "retries"),
-        _ => ("goodput per second", "time (s)", "successes/s"),
+    let (title, x, y, caption) = match workload {
+        WorkloadKind::Herd => (
+            "herd: retries per 10 ms",
+            "time (s)",
+            "retries",
+            captions::RETRIES,
+        ),
+        WorkloadKind::Ramp => (
+            "goodput per second",
+            "time (s)",
+            "successes/s",
+            captions::RAMP,
+        ),
+        _ => (
+            "goodput per second",
+            "time (s)",
+            "successes/s",
+            captions::SPIKE,
+        ),
     };
     let lines = if plotting {
         Some(plot_lines(
@@ -370,7 +409,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     }
     if let Some(path) = &args.html {
         let mut table = Vec::new();
-        write_table(&mut table, workload.name(), args.seed, &results)?;
+        crate::results::write_table(&mut table, workload.name(), args.seed, &results)?;
         // The command as typed, less the page's own path.
         let mut command = Vec::new();
         let mut typed = std::env::args().skip(1);
@@ -389,7 +428,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         let mut plots = Vec::new();
         if let Some(lines) = &lines {
             markdown.push_str(&format!("\n![{title}](plot.svg)\n"));
-            plots.push(("plot.svg", crate::plot::chart_svg(title, x, y, lines)?));
+            plots.push(Figure {
+                name: "plot.svg",
+                svg: crate::plot::chart_svg(title, x, y, lines)?,
+                caption,
+            });
         }
         std::fs::write(
             path,
@@ -417,13 +460,8 @@ fn write_results(
             serde_json::to_writer_pretty(&mut *out, &doc).map_err(std::io::Error::from)?;
             writeln!(out)?;
         }
-        Format::Csv => {
-            render::csv_record(out, &COLUMNS)?;
-            for row in results {
-                render::csv_record(out, &cells(row))?;
-            }
-        }
-        Format::Table => write_table(out, workload, seed, results)?,
+        Format::Csv => crate::results::write_csv(out, workload, results)?,
+        Format::Table => crate::results::write_table(out, workload, seed, results)?,
     }
     Ok(())
 }
@@ -433,7 +471,7 @@ fn write_results(
 /// fleet's retries per 10 ms over the first 30 s, or the goodput per second of open or serial
 /// clients, each from a run of its own.
 fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<(), Failure> {
-    let ready = crate::scenario::read(path).map_err(Failure::Usage)?;
+    let ready = crate::scenario::read(path)?;
     let estimate = ready
         .model
         .estimate(&ready.strategy)
@@ -502,7 +540,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
     let name = ready.model.name();
     if let Some(html) = &args.html {
         let mut table = Vec::new();
-        write_table(&mut table, name, ready.seed, &results)?;
+        crate::results::write_table(&mut table, name, ready.seed, &results)?;
         let mut markdown = format!(
             "# `stagger simulate`\n\n`stagger simulate --scenario {}`: the {name} model\n\n{}",
             path.display(),
@@ -511,7 +549,17 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
         let mut plots = Vec::new();
         if let Some((title, x, y, lines)) = &chart {
             markdown.push_str(&format!("\n![{title}](plot.svg)\n"));
-            plots.push(("plot.svg", crate::plot::chart_svg(title, x, y, lines)?));
+            // A fixed fleet's plot counts its retries; open or serial clients', their goodput.
+            let caption = if *y == "retries" {
+                captions::RETRIES
+            } else {
+                captions::GOODPUT
+            };
+            plots.push(Figure {
+                name: "plot.svg",
+                svg: crate::plot::chart_svg(title, x, y, lines)?,
+                caption,
+            });
         }
         std::fs::write(
             html,
@@ -601,22 +649,6 @@ fn print_stats(
     );
 }
 
-/// The results as the table format prints them: a line naming the run, then the table.
-fn write_table(
-    out: &mut dyn Write,
-    workload: &str,
-    seed: u64,
-    results: &[ResultRow],
-) -> std::io::Result<()> {
-    writeln!(out, "{workload} (seed {seed})")?;
-    writeln!(out)?;
-    let mut table = Table::new(COLUMNS);
-    for row in results {
-        table.row(cells(row));
-    }
-    table.write(out)
-}
-
 /// The plot's lines: one per strategy.
 fn plot_lines(
     workload: WorkloadKind,
@@ -634,6 +666,7 @@ fn plot_lines(
         w.validate()?;
         Ok(w)
     }
+    let progress = Progress::runs("plotting", strategies.len());
     let mut lines = Vec::new();
     for (s, e) in strategies.iter().zip(estimates) {
         let label = match s.budget {
@@ -663,7 +696,9 @@ fn plot_lines(
             }),
         };
         lines.push((label, points.map_err(|err| run_failure(err, e))?));
+        progress.run_done();
     }
+    progress.finish();
     Ok(lines)
 }
 
@@ -749,46 +784,20 @@ fn run_failure(err: SimError, estimate: &Estimate) -> Failure {
     }
 }
 
-const COLUMNS: [&str; 11] = [
-    "policy",
-    "budget",
-    "success_rate",
-    "load",
-    "peak_window_share",
-    "p50_ms",
-    "p99_ms",
-    "p999_ms",
-    "writes_per_round",
-    "completion_ms",
-    "tail_goodput_ratio",
-];
-
-fn cells(row: &ResultRow) -> Vec<String> {
-    let num = |x: f64| format!("{x:.4}");
-    let opt = |x: Option<f64>| x.map_or_else(String::new, num);
-    vec![
-        row.policy.clone(),
-        row.budget.clone().unwrap_or_default(),
-        num(row.success_rate),
-        num(row.load),
-        num(row.peak_window_share),
-        opt(row.p50_ms),
-        opt(row.p99_ms),
-        opt(row.p999_ms.flatten()),
-        opt(row.writes_per_round),
-        opt(row.completion_ms),
-        opt(row.tail_goodput_ratio),
-    ]
-}
-
 /// A `--retry-after-form` value.
 fn retry_after_form(text: &str) -> Result<RetryAfterForm, String> {
-    text.parse().map_err(|e: SimError| e.to_string())
+    text.parse().map_err(|_: SimError| {
+        let names = RetryAfterForm::ALL.map(RetryAfterForm::name);
+        flags::unknown_name("form", text, &[("forms", &names)])
+    })
 }
 
 /// A `--budget-partition` value.
 fn budget_partition(text: &str) -> Result<BudgetPartition, String> {
-    text.parse().map_err(|e: SimError| e.to_string())
+    text.parse().map_err(|_: SimError| {
+        let names = BudgetPartition::ALL.map(BudgetPartition::name);
+        flags::unknown_name("mode", text, &[("modes", &names)])
+    })
 }
 
 /// A `--dispersal` value.
@@ -796,5 +805,8 @@ fn dispersal(text: &str) -> Result<Dispersal, String> {
     Dispersal::ALL
         .into_iter()
         .find(|d| d.name() == text)
-        .ok_or_else(|| "one of floor, policy-above, uniform-asked".to_owned())
+        .ok_or_else(|| {
+            let names = Dispersal::ALL.map(Dispersal::name);
+            flags::unknown_name("rule", text, &[("rules", &names)])
+        })
 }

@@ -6,7 +6,7 @@
 //!
 //! # Why a restart finds the same times
 //!
-//! The schedule is the `delivery` preset, Sigil's published schedule (1 s doubling to a 1 h cap, 8 attempts) with
+//! The schedule is the `delivery` preset, a published webhook delivery schedule (1 s doubling to a 1 h cap, 8 attempts) with
 //! subtractive jitter 0.2. Its random generator is seeded by the delivery id
 //! (`SeededRng::from_key(id)`), so the same delivery always draws the same delays and two
 //! deliveries draw different ones. A jittered policy draws once per call to `next_delay`, so

@@ -434,7 +434,66 @@ impl<Svc: fmt::Debug, L: fmt::Debug> fmt::Debug for Layered<Svc, L> {
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for Layered<Svc, RetryLayer<P, H>>
+/// Every service of this module's layers is a [`Service`] of the requests it [`Serves`].
+impl<Svc, L, ReqBody> Service<Request<ReqBody>> for Layered<Svc, L>
+where
+    Self: Serves<ReqBody>,
+{
+    type Response = <Self as Serves<ReqBody>>::Response;
+    type Error = <Self as Serves<ReqBody>>::Error;
+    type Future = <Self as Serves<ReqBody>>::Future;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.serve_ready(cx)
+    }
+
+    #[inline]
+    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+        self.serve(request)
+    }
+}
+
+/// The requests with a body `B` that a [`RetryService`] or a [`HedgeService`] serves: the
+/// [`Service`] implementation of each, under the bounds its implementation lists. The inner
+/// service takes each attempt as a `Request<`[`RetryBody<B>`](RetryBody)`>` and answers an
+/// [`http::Response`]; its errors and responses fit the layer's classifiers and hook.
+///
+/// The bounds are here rather than on the `Service` implementation so that a service that does
+/// not meet them fails to compile with one message that names the fix, not with a list of every
+/// bound it misses. Implemented by this module's services alone.
+#[diagnostic::on_unimplemented(
+    message = "a retry layer's inner service must take `Request<RetryBody<B>>`, `B` being the request's body, and fit the layer's classifiers",
+    label = "its inner service takes another body, or its errors or responses do not fit the layer's classifiers",
+    note = "the layer may send a request more than once, so it hands the inner service each attempt as a `Request<RetryBody<B>>`: implement `Service<Request<RetryBody<B>>>`, or build a hyper client for that body: `build_http::<RetryBody<Full<Bytes>>>()`",
+    note = "the inner service answers an `http::Response`; the layer classifies its errors by their I/O cause, which needs a `std::error::Error` (pass `.classify_errors(...)` for another error type, such as tower's `BoxError`), and its responses by status (`.classify_responses(...)`)"
+)]
+pub trait Serves<B>: sealed::Sealed {
+    /// The response.
+    type Response;
+    /// The error.
+    type Error;
+    /// The future of a call.
+    type Future: std::future::Future<Output = Result<Self::Response, Self::Error>>;
+
+    /// [`Service::poll_ready`].
+    #[doc(hidden)]
+    fn serve_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>>;
+
+    /// [`Service::call`].
+    #[doc(hidden)]
+    fn serve(&mut self, request: Request<B>) -> Self::Future;
+}
+
+mod sealed {
+    /// Keeps [`Serves`](super::Serves) implemented by this module's services alone.
+    pub trait Sealed {}
+
+    impl<Svc, P, H> Sealed for super::RetryService<Svc, P, H> {}
+    impl<Svc, P, H> Sealed for super::HedgeService<Svc, P, H> {}
+}
+
+impl<Svc, ReqBody, ResBody, P, H> Serves<ReqBody> for Layered<Svc, RetryLayer<P, H>>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
@@ -451,11 +510,11 @@ where
     type Error = RetryError<Svc::Error>;
     type Future = ResponseFuture<Svc, ReqBody, P, H>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+    fn serve_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(unusable)
     }
 
-    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+    fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
         ResponseFuture::new(self.layer.run(ready, request, None).outcome())
     }
@@ -575,7 +634,7 @@ impl<Svc, P: Clone, H: Clone> Layer<Svc> for HedgeLayer<P, H> {
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, H> Service<Request<ReqBody>> for Layered<Svc, HedgeLayer<P, H>>
+impl<Svc, ReqBody, ResBody, P, H> Serves<ReqBody> for Layered<Svc, HedgeLayer<P, H>>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
@@ -592,11 +651,11 @@ where
     type Error = RetryError<Svc::Error>;
     type Future = HedgeResponseFuture<Svc, ReqBody, P, H>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+    fn serve_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(unusable)
     }
 
-    fn call(&mut self, request: Request<ReqBody>) -> Self::Future {
+    fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
         let layer = &*self.layer;
         let hedging = layer.hedging;
