@@ -4,7 +4,7 @@
 
 mod support;
 
-use support::{Limited, limiter, stagger, stagger_limited};
+use support::{Files, Limited, limiter, stagger, stagger_limited};
 
 /// The address space the runs under a limit get: small enough that every size flag's maximum
 /// is far beyond it, large enough for the binary itself.
@@ -517,29 +517,6 @@ fn the_estimate_is_within_twice_the_measured_events_and_peak_memory() {
 // ---------------------------------------------------------------------------------------------
 // One limit for the flags, the configuration files and the scenario files
 // ---------------------------------------------------------------------------------------------
-
-/// Files in a folder of their own, removed when dropped.
-struct Files(std::path::PathBuf);
-
-impl Files {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("stagger-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Exit 2 with one line on stderr, which is returned.
 #[track_caller]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 use stagger_sim::Workload;
-use support::{stagger, stdout};
+use support::{Files, stagger, stdout};
 
 fn scenario(name: &str) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -134,29 +134,6 @@ fn each_canonical_scenario_reproduces_its_workloads_row() {
         let (model, got) = row(&scenario(file));
         assert_eq!(model, workload, "{file}");
         assert_eq!(got, serde_json::to_value(&want).unwrap(), "{file}");
-    }
-}
-
-/// A scenario's file in a folder of its own, removed when dropped.
-struct Files(PathBuf);
-
-impl Files {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("stagger-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.to_str().unwrap().to_owned()
-    }
-}
-
-impl Drop for Files {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -89,7 +89,8 @@ impl Clock for TokioClock {
 /// let a = clock.now();
 /// let b = clock.now();
 /// assert!(b >= a);
-/// // The process timeline: within a millisecond of the operating system's clock.
+/// // The process timeline: the operating system's clock reads the same time, within the
+/// // calibration's error (the bound leaves room for a preempted thread).
 /// let os = MonotonicClock::new().now();
 /// let tsc = clock.now();
 /// let apart = tsc.saturating_duration_since(os).max(os.saturating_duration_since(tsc));

@@ -140,3 +140,26 @@ pub fn stagger_limited(limiter: Limiter, bytes: u64, seconds: u64, args: &[&str]
         stdout: out.join().expect("stdout is read"),
     }
 }
+
+/// Files in a folder of their own, removed when dropped.
+pub struct Files(pub std::path::PathBuf);
+
+impl Files {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("stagger-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    pub fn write(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
