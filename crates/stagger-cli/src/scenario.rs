@@ -4,7 +4,7 @@
 //! Open, serial or fixed clients against a failure rate, an outage window, a limiter, a
 //! service that slows as work piles up, two hosts behind one name, a pool of replicas, or any
 //! mix of them, with a steady, spiking or ramping load, run on the simulator's composed model
-//! ([`stagger_sim::compose`]), whose parts combine freely; a contended row runs on the
+//! ([`stagger_sim::model`]), whose parts combine freely; a contended row runs on the
 //! contention workload's own loop (see [`MODELS`]). A combination no model covers, or a
 //! setting the chosen model cannot honour, is refused by name rather than dropped.
 
@@ -13,15 +13,15 @@ use std::time::Duration;
 use serde::Deserialize;
 use stagger_core::config::RetrySpec;
 use stagger_core::engine::Nested;
-use stagger_sim::compose::{self, BudgetScope, Composed, Network, Window};
 use stagger_sim::dist::Delay;
+use stagger_sim::model::RetryAfterForm;
+use stagger_sim::model::{self, BudgetScope, Composed, Network, RunOptions, Window};
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
 use stagger_sim::workload::partition::Partition;
 use stagger_sim::workload::spike::{Server, Spike};
 use stagger_sim::workload::tail::Tail;
-use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
 use crate::flags::Failure;
@@ -219,7 +219,7 @@ pub(crate) struct Ready {
 
 impl Model {
     /// The inner retry layers the model runs, outermost first (the composed model's).
-    fn set_layers(&mut self, layers: Vec<compose::Layer>) {
+    fn set_layers(&mut self, layers: Vec<model::Layer>) {
         if let Self::Composed(_, inner) = self {
             *inner = layers;
         }
@@ -232,7 +232,7 @@ impl Model {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Model {
     /// The composed model, with its inner retry layers.
-    Composed(Composed, Vec<compose::Layer>),
+    Composed(Composed, Vec<model::Layer>),
     Contention(Contention),
 }
 
@@ -277,7 +277,7 @@ impl Model {
         match self {
             Self::Composed(w, layers) => {
                 w.validate().map_err(file_keys)?;
-                Ok(w.estimate_layered(s, layers))
+                Ok(w.estimate(s, layers))
             }
             Self::Contention(w) => checked(w, s),
         }
@@ -290,7 +290,10 @@ impl Model {
         max_events: u64,
     ) -> Result<ResultRow, SimError> {
         match self {
-            Self::Composed(w, layers) => w.run_layered(s, layers, seed, max_events),
+            Self::Composed(w, layers) => w.run(
+                s,
+                &RunOptions::seed(seed).max_events(max_events).layers(layers),
+            ),
             Self::Contention(w) => w.run_within(s, seed, max_events),
         }
     }
@@ -502,7 +505,7 @@ impl Scenario {
             if settings.timeout().is_some_and(|t| t.is_zero()) {
                 return Err(format!("retry[{n}].timeout: must be longer than 0"));
             }
-            layers.push((n, compose::Layer { policy, settings }));
+            layers.push((n, model::Layer { policy, settings }));
         }
         let settings = outer.to_settings().map_err(|e| format!("retry[0]: {e}"))?;
         let mut strategy =
@@ -562,7 +565,7 @@ impl Scenario {
                 let two_hosts = d
                     .two_hosts
                     .as_ref()
-                    .map(|hosts| -> Result<compose::TwoHosts, String> {
+                    .map(|hosts| -> Result<model::TwoHosts, String> {
                         let budget_per_host = match outer.budget_per_destination {
                             None => false,
                             Some(n) if n >= 2 => true,
@@ -573,7 +576,7 @@ impl Scenario {
                                 ));
                             }
                         };
-                        Ok(compose::TwoHosts {
+                        Ok(model::TwoHosts {
                             share_down: hosts.share_down,
                             budget_per_host,
                         })
@@ -598,7 +601,7 @@ impl Scenario {
                                 m,
                             )?;
                         }
-                        compose::Clients::Fixed {
+                        model::Clients::Fixed {
                             count: c
                                 .count
                                 .ok_or("clients.count is required for fixed clients")?,
@@ -612,12 +615,12 @@ impl Scenario {
                         )?;
                         let (sources, rate) = source_rate()?;
                         if kind == ClientKind::Serial {
-                            compose::Clients::Serial {
+                            model::Clients::Serial {
                                 clients: sources,
                                 rate,
                             }
                         } else {
-                            compose::Clients::Open { sources, rate }
+                            model::Clients::Open { sources, rate }
                         }
                     }
                 };
@@ -642,8 +645,8 @@ impl Scenario {
                             "dependency: rate_limit or concurrency_limit, not both".to_owned()
                         );
                     }
-                    (Some(limit), None) => Some(compose::Limiter {
-                        kind: compose::LimiterKind::Rate {
+                    (Some(limit), None) => Some(model::Limiter {
+                        kind: model::LimiterKind::Rate {
                             rate: limit.rate,
                             burst: limit.burst.unwrap_or(1),
                         },
@@ -653,8 +656,8 @@ impl Scenario {
                         )?,
                         form: form("dependency.rate_limit.form", limit.form.as_deref())?,
                     }),
-                    (None, Some(limit)) => Some(compose::Limiter {
-                        kind: compose::LimiterKind::Concurrency {
+                    (None, Some(limit)) => Some(model::Limiter {
+                        kind: model::LimiterKind::Concurrency {
                             limit: limit.limit,
                             service: duration(
                                 "dependency.concurrency_limit.service",
@@ -702,22 +705,22 @@ impl Scenario {
                     (Some(_), Some(_)) => {
                         return Err("clients: a spike or a ramp, not both".to_owned());
                     }
-                    (Some(shape), None) => compose::Load::Spike {
+                    (Some(shape), None) => model::Load::Spike {
                         factor: shape.factor,
                         at: duration("clients.spike.at", &shape.at)?,
                         lasts: duration("clients.spike.for", &shape.lasts)?,
                     },
-                    (None, Some(shape)) => compose::Load::Ramp {
+                    (None, Some(shape)) => model::Load::Ramp {
                         peak_factor: shape.peak_factor,
                         peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
                     },
-                    (None, None) => compose::Load::Steady,
+                    (None, None) => model::Load::Steady,
                 };
                 let replicas = d
                     .replicas
                     .as_ref()
-                    .map(|pool| -> Result<compose::Replicas, String> {
-                        Ok(compose::Replicas {
+                    .map(|pool| -> Result<model::Replicas, String> {
+                        Ok(model::Replicas {
                             count: pool.count,
                             concurrency: pool.concurrency,
                             service: pool.service.delay("dependency.replicas.service")?,
@@ -732,8 +735,8 @@ impl Scenario {
                 let service = d
                     .service
                     .as_ref()
-                    .map(|service| -> Result<compose::Service, String> {
-                        Ok(compose::Service {
+                    .map(|service| -> Result<model::Service, String> {
+                        Ok(model::Service {
                             base: duration("dependency.service.base", &service.base)?,
                             per_in_flight: duration(
                                 "dependency.service.per_in_flight",
@@ -742,7 +745,7 @@ impl Scenario {
                         })
                     })
                     .transpose()?;
-                let default_duration = if load != compose::Load::Steady {
+                let default_duration = if load != model::Load::Steady {
                     Spike::default().duration
                 } else if outage.is_some() {
                     Outage::default().duration
@@ -777,7 +780,7 @@ impl Scenario {
                     (None, _) if two_hosts.is_some() => Partition::default().failure_rate,
                     (x, _) => x.unwrap_or_default(),
                 };
-                model.dependency = compose::Dependency {
+                model.dependency = model::Dependency {
                     failure_rate,
                     outage,
                     limiter,

@@ -226,7 +226,7 @@ fn decision_table(board: &Scoreboard) -> String {
     .unwrap_or_else(missing);
 
     let waits = (|| {
-        use stagger_sim::workload::throttle::RetryAfterForm;
+        use stagger_sim::model::RetryAfterForm;
         let storm = |dispersal: &str| {
             board.throttle.iter().find(|p| {
                 !p.gate && p.dispersal == dispersal && p.retry_after == RetryAfterForm::Fixed.name()

@@ -27,7 +27,12 @@ pub enum SimError {
         limit: u64,
     },
     /// No workload has this name.
-    UnknownWorkload(String),
+    UnknownWorkload {
+        /// The name given.
+        name: String,
+        /// Every workload's name, for the message.
+        workloads: &'static [&'static str],
+    },
     /// The workload does not use this parameter.
     NotApplicable {
         /// The parameter's name.
@@ -46,7 +51,7 @@ impl SimError {
         match self {
             Self::Invalid { param, .. } => Some(param),
             Self::TooLarge { .. } | Self::EventLimit { .. } => None,
-            Self::UnknownWorkload(_) => Some("workload"),
+            Self::UnknownWorkload { .. } => Some("workload"),
             Self::NotApplicable { param, .. } => Some(param),
             Self::Config(e) => e.param(),
         }
@@ -61,10 +66,10 @@ impl fmt::Display for SimError {
             Self::EventLimit { limit } => {
                 write!(f, "the run was stopped after {limit} events")
             }
-            Self::UnknownWorkload(name) => write!(
+            Self::UnknownWorkload { name, workloads } => write!(
                 f,
                 "unknown workload `{name}`; the workloads are: {}",
-                crate::workload::WorkloadKind::names().join(", ")
+                workloads.join(", ")
             ),
             Self::NotApplicable { param, workload } => {
                 write!(f, "{param} does not apply to the {workload} workload")

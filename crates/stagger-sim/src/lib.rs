@@ -39,13 +39,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod compose;
 pub mod dist;
 pub mod error;
 pub mod estimate;
 pub mod limits;
+pub mod memory;
 pub mod metrics;
-mod pool;
+pub mod model;
 pub mod queue;
 pub mod scoreboard;
 pub mod strategy;

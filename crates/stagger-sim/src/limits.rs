@@ -7,7 +7,7 @@
 //! other with [`SimError::Invalid`] naming the parameter. The
 //! workloads' associated constants
 //! ([`OpenLoop::MAX_RATE`](crate::workload::open_loop::OpenLoop::MAX_RATE),
-//! [`Composed::MAX_EVENTS`](crate::compose::Composed::MAX_EVENTS), ...) are aliases of these.
+//! [`Composed::MAX_EVENTS`](crate::model::Composed::MAX_EVENTS), ...) are aliases of these.
 //!
 //! Where the simulator bounds what the library bounds (the hedging a strategy may use, the
 //! destinations a budget per host holds), it uses the library's limit, re-exported here from

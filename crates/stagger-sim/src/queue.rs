@@ -232,6 +232,89 @@ fn bucket(time: Nanos, now: Nanos) -> Option<usize> {
     Some(level as usize * RADIX + digit)
 }
 
+/// The pending writes of a round: at most one per client, popped in order of `(time,
+/// sequence)` as the crate's [`EventQueue`](crate::queue::EventQueue), so that ties are first
+/// in, first out.
+///
+/// Every client has at most one event pending (its next write reaching the server), so a
+/// winner tree over the clients replaces the heap: scheduling or clearing a client's event
+/// replays its path to the root, one branch-free comparison per level, and the earliest event
+/// is always at the root. A key is `[time, sequence << 24 | client]`: unique, ordered by time
+/// then sequence, and carrying its client.
+pub(crate) struct Writes {
+    /// Node 1 is the root, node `n`'s children are `2n` and `2n + 1`, and node `leaves + c`
+    /// is client `c`'s leaf. Each node holds the smallest key below it.
+    key: Vec<[u64; 2]>,
+    leaves: usize,
+    sequence: u64,
+}
+
+impl Writes {
+    const EMPTY: [u64; 2] = [u64::MAX; 2];
+    /// The bits of a key that name its client.
+    const CLIENT_BITS: u32 = 24;
+
+    pub(crate) fn new(clients: usize) -> Self {
+        debug_assert!(clients < 1 << Self::CLIENT_BITS);
+        let leaves = clients.next_power_of_two().max(2);
+        Self {
+            key: vec![Self::EMPTY; 2 * leaves],
+            leaves,
+            sequence: 0,
+        }
+    }
+
+    /// Nothing pending, sequence numbers from zero: a new round.
+    pub(crate) fn reset(&mut self) {
+        self.key.fill(Self::EMPTY);
+        self.sequence = 0;
+    }
+
+    /// The earliest pending write: its time and client.
+    #[inline]
+    pub(crate) fn first(&self) -> Option<(Nanos, usize)> {
+        let [time, tag] = self.key[1];
+        let client = (tag & ((1 << Self::CLIENT_BITS) - 1)) as usize;
+        (tag != u64::MAX).then_some((time, client))
+    }
+
+    /// Client `c`'s write reaches the server at `time`, replacing any pending one.
+    #[inline]
+    pub(crate) fn schedule(&mut self, c: usize, time: Nanos) {
+        // 40 bits of sequence: a round has far fewer events than 2^40 (see `MAX_WORK`).
+        let tag = self.sequence << Self::CLIENT_BITS | c as u64;
+        self.sequence += 1;
+        self.replay(c, [time, tag]);
+    }
+
+    /// Client `c` has no write pending.
+    #[inline]
+    pub(crate) fn clear(&mut self, c: usize) {
+        self.replay(c, Self::EMPTY);
+    }
+
+    #[inline]
+    pub(crate) fn replay(&mut self, c: usize, key: [u64; 2]) {
+        let keys = &mut self.key[..];
+        // The tree's length is a power of two, so masking an index keeps it in bounds without
+        // a check per level (every index here is below the length anyway).
+        let mask = keys.len() - 1;
+        debug_assert!(keys.len().is_power_of_two());
+        let mut node = self.leaves + c;
+        keys[node] = key;
+        let [mut time, mut tag] = key;
+        while node > 1 {
+            let [t, g] = keys[(node ^ 1) & mask];
+            // Which side wins is a coin flip that a branch predictor cannot learn: select.
+            let take = (t < time) | ((t == time) & (g < tag));
+            time = std::hint::select_unpredictable(take, t, time);
+            tag = std::hint::select_unpredictable(take, g, tag);
+            node >>= 1;
+            keys[node & mask] = [time, tag];
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::cmp::Reverse;
@@ -361,5 +444,46 @@ mod tests {
             assert!(q.is_empty() && q.pop().is_none());
             assert_eq!(q.scheduled(), sequence);
         }
+    }
+
+    #[test]
+    fn the_winner_tree_pops_in_the_event_queues_order() {
+        let mut rng = SeededRng::new(9);
+        let clients = 37;
+        let mut tree = Writes::new(clients);
+        let mut queue: EventQueue<usize> = EventQueue::new();
+        // Coarse times, so that ties are frequent: they must pop first in, first out.
+        for c in 0..clients {
+            let t = rng.next_u64() % 8;
+            tree.schedule(c, t);
+            queue.push(t, c);
+        }
+        let mut pending = vec![true; clients];
+        let mut popped = 0;
+        while let Some((now, c)) = tree.first() {
+            assert_eq!(queue.pop(), Some((now, c)));
+            popped += 1;
+            if popped >= 5_000 {
+                tree.clear(c);
+                pending[c] = false;
+            } else if rng.next_u64().is_multiple_of(8) {
+                // Another client's turn: clear this one, schedule a random idle one.
+                tree.clear(c);
+                pending[c] = false;
+                let other = (rng.next_u64() % clients as u64) as usize;
+                if !pending[other] {
+                    let t = now + rng.next_u64() % 8;
+                    tree.schedule(other, t);
+                    queue.push(t, other);
+                    pending[other] = true;
+                }
+            } else {
+                let t = now + rng.next_u64() % 8;
+                tree.schedule(c, t);
+                queue.push(t, c);
+            }
+        }
+        assert!(queue.is_empty() && pending.iter().all(|p| !p));
+        assert!(popped > 1_000, "{popped}");
     }
 }

@@ -16,6 +16,7 @@ use stagger_core::{AnyConfig, PolicyKind};
 
 use crate::error::SimError;
 use crate::metrics::ResultRow;
+use crate::model::RetryAfterForm;
 use crate::strategy::Strategy;
 use crate::workload::Workload;
 use crate::workload::contention::{self, Contention};
@@ -26,7 +27,7 @@ use crate::workload::partition::{self, BudgetPartition, Partition};
 use crate::workload::serial::{self, Serial};
 use crate::workload::spike::{self, Ramp, Spike};
 use crate::workload::tail::Tail;
-use crate::workload::throttle::{self, RetryAfterForm, Throttle};
+use crate::workload::throttle::{self, Throttle};
 
 mod claims;
 

@@ -10,7 +10,7 @@ use stagger_core::engine::Hedging;
 use stagger_core::policy::AnyPolicy;
 use stagger_core::{AnyConfig, Failure, Policy, PolicyConfig, Rng, SeededRng};
 
-use crate::estimate::block;
+use crate::memory::block;
 
 /// A policy as the simulator runs it: one of the catalog's, or a published variant that the
 /// catalog deliberately does not offer.
@@ -326,50 +326,6 @@ fn window_slots(config: AnyBudgetConfig) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_configured_budget_is_used_refused_when_of_another_kind_and_dropped_with_its_kind() {
-        use stagger_core::budget::TokenBucket;
-        let small = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(5.0));
-        let s = Strategy::policy(AnyConfig::from(stagger_core::PolicyKind::Constant));
-        let configured = s
-            .with_budget_config(BudgetKind::AwsStandard, small)
-            .unwrap();
-        assert_eq!(configured.budget_config(), Some(small));
-        // The runs build each client's budget from it: 5 tokens, one retry, not the
-        // published 500.
-        use crate::workload::Workload;
-        let outage = crate::workload::outage::Outage::default();
-        let published = s.with_budget(Some(BudgetKind::AwsStandard));
-        let few = outage.run(&configured, 1).unwrap();
-        let many = outage.run(&published, 1).unwrap();
-        assert!(
-            few.attempts < many.attempts,
-            "{} vs {}",
-            few.attempts,
-            many.attempts
-        );
-        // A token bucket is not a ratio budget.
-        assert!(s.with_budget_config(BudgetKind::Finagle, small).is_err());
-        // An invalid one is refused by name.
-        let bad = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(-1.0));
-        assert!(s.with_budget_config(BudgetKind::AwsStandard, bad).is_err());
-        // Set the kind again, or none: the configuration goes with the old kind.
-        let mut changed = configured;
-        changed.budget = Some(BudgetKind::Finagle);
-        assert_eq!(
-            changed.budget_config(),
-            Some(AnyBudgetConfig::published(BudgetKind::Finagle))
-        );
-        changed.budget = None;
-        assert_eq!(changed.budget_config(), None);
-        assert_eq!(
-            configured
-                .with_budget(Some(BudgetKind::AwsStandard))
-                .budget_config(),
-            Some(AnyBudgetConfig::published(BudgetKind::AwsStandard))
-        );
-    }
 
     #[test]
     fn the_window_slots_are_the_budgets_own() {

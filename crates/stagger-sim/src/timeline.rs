@@ -8,7 +8,7 @@
 //!
 //! A [`Timeline`] is a run's row with its per-second series (goodput, offered rate, arrivals,
 //! attempts, work in progress), the tail goodput ratio and, after a spike, the recovery time:
-//! [`Composed::timeline`](crate::compose::Composed::timeline) records one.
+//! [`Composed::timeline`](crate::model::Composed::timeline) records one.
 
 use std::time::Duration;
 
@@ -97,7 +97,7 @@ impl Load {
     }
 
     /// The multiple of the rate, named as a scenario file names it, for
-    /// [`Composed::validate`](crate::compose::Composed::validate).
+    /// [`Composed::validate`](crate::model::Composed::validate).
     pub(crate) fn factor(self) -> Option<(&'static str, f64)> {
         match self {
             Self::Steady => None,

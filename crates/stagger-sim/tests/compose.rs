@@ -7,12 +7,13 @@ use stagger_core::budget::BudgetKind;
 use stagger_core::{AnyConfig, PolicyKind};
 use stagger_sim::SimError;
 use stagger_sim::Strategy;
-use stagger_sim::compose::{
+use stagger_sim::dist::Delay;
+use stagger_sim::model::RetryAfterForm;
+use stagger_sim::model::RunOptions;
+use stagger_sim::model::{
     BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Replicas,
     Service, TwoHosts, Window,
 };
-use stagger_sim::dist::Delay;
-use stagger_sim::workload::throttle::RetryAfterForm;
 
 fn base(clients: Clients) -> Composed {
     let rtt = Network::RoundTrip(Delay::Exponential { mean: 10_000_000 });
@@ -208,9 +209,9 @@ fn the_estimate_bounds_every_compositions_run() {
         for policy in PolicyKind::ALL {
             for budget in [None, Some(BudgetKind::Brooker)] {
                 let s = Strategy::policy(AnyConfig::from(policy)).with_budget(budget);
-                let e = model.estimate(&s);
+                let e = model.estimate(&s, &[]);
                 let row = model
-                    .run(&s, 1)
+                    .run(&s, &RunOptions::seed(1))
                     .unwrap_or_else(|err| panic!("{name}: {err}"));
                 assert!(
                     row.events <= 2 * e.events + 1_000,
@@ -229,7 +230,8 @@ fn same_seed_same_bytes_different_seed_different_bytes() {
     let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter))
         .with_budget(Some(BudgetKind::AwsStandard));
     for (name, model) in compositions() {
-        let json = |seed| serde_json::to_string(&model.run(&s, seed).unwrap()).unwrap();
+        let json =
+            |seed| serde_json::to_string(&model.run(&s, &RunOptions::seed(seed)).unwrap()).unwrap();
         assert_eq!(json(7), json(7), "{name}");
         assert_ne!(json(7), json(8), "{name}");
     }
@@ -239,7 +241,7 @@ fn same_seed_same_bytes_different_seed_different_bytes() {
 fn every_composition_keeps_the_limiters_time_and_reports_its_parts() {
     let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
     for (name, model) in compositions() {
-        let row = model.run(&s, 1).unwrap();
+        let row = model.run(&s, &RunOptions::seed(1)).unwrap();
         assert_eq!(
             row.met_outage.is_some(),
             model.dependency.outage.is_some(),
@@ -312,13 +314,16 @@ fn bad_parts_are_refused_by_name() {
         stagger_core::engine::Hedging::fixed(Duration::from_millis(5), 2),
     ));
     // Hedged attempts go to the dependency: no inner layers under them.
-    let layer = stagger_sim::compose::Layer {
+    let layer = stagger_sim::model::Layer {
         policy: stagger_sim::SimPolicy::Catalog(AnyConfig::from(PolicyKind::Immediate)),
         settings: stagger_core::engine::Settings::new(),
     };
-    assert!(open.run(&hedged, 1).is_ok());
+    assert!(open.run(&hedged, &RunOptions::seed(1)).is_ok());
     assert!(matches!(
-        open.run_layered(&hedged, &[layer], 1, u64::MAX),
+        open.run(
+            &hedged,
+            &RunOptions::seed(1).max_events(u64::MAX).layers(&[layer])
+        ),
         Err(SimError::NotApplicable { param: "hedge", .. })
     ));
     // The parts over time.
@@ -437,7 +442,7 @@ fn a_budget_per_request_merges_open_sources_and_is_refused_for_serial_clients() 
     let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter))
         .with_budget(Some(BudgetKind::AwsStandard));
     // 20 sources x 5 a second x 20 s: 2000 requests expected, within 4 standard deviations.
-    let requests = open.run(&s, 1).unwrap().first_tries as f64;
+    let requests = open.run(&s, &RunOptions::seed(1)).unwrap().first_tries as f64;
     assert!(
         (requests - 2_000.0).abs() < 4.0 * 2_000f64.sqrt(),
         "{requests}"
@@ -478,7 +483,7 @@ fn a_huge_deadline_behind_a_limiter_is_stopped_by_its_limit_not_by_the_allocator
 fn an_outer_deadline_bounds_the_layers_inside_it() {
     use stagger_core::engine::{Nested, Settings};
     use stagger_sim::SimPolicy;
-    use stagger_sim::compose::Layer;
+    use stagger_sim::model::Layer;
     let mut down = base(Clients::Open {
         sources: 5,
         rate: 10.0,
@@ -494,7 +499,12 @@ fn an_outer_deadline_bounds_the_layers_inside_it() {
         settings: Settings::new().with_nested(Nested::Retry),
     };
     let outer = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
-    let row = down.run_layered(&outer, &[inner], 1, u64::MAX).unwrap();
+    let row = down
+        .run(
+            &outer,
+            &RunOptions::seed(1).max_events(u64::MAX).layers(&[inner]),
+        )
+        .unwrap();
     // The inner layer's retry would wait 1 s, which the outer attempt does not have: one
     // attempt per inner run, and the outer layer's retries stop at its deadline too.
     assert!(row.load <= 3.0, "{row:?}");
@@ -520,7 +530,7 @@ fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
         replicas: None,
     };
     let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
-    let row = served.run(&s, 1).unwrap();
+    let row = served.run(&s, &RunOptions::seed(1)).unwrap();
     let p50 = row.p50_ms.unwrap();
     assert!((100.0..=102.0).contains(&p50), "{p50}");
 }
@@ -542,7 +552,7 @@ fn behind_a_limiter_only_admitted_attempts_count_as_reaching_the_dependency() {
     });
     m.deadline = Some(Duration::from_secs(30));
     let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
-    let row = m.run(&s, 1).unwrap();
+    let row = m.run(&s, &RunOptions::seed(1)).unwrap();
     // 2 a second get through: the second after the outage sees at most 3 of them.
     assert!(row.recovery_load.unwrap() <= 3, "{row:?}");
     assert!(row.met_outage.unwrap() > 0, "{row:?}");
@@ -552,7 +562,7 @@ fn behind_a_limiter_only_admitted_attempts_count_as_reaching_the_dependency() {
 fn a_stack_whose_inner_layers_leave_recovery_to_the_outer_one_is_the_outer_one_alone() {
     use stagger_core::engine::Settings;
     use stagger_sim::SimPolicy;
-    use stagger_sim::compose::Layer;
+    use stagger_sim::model::Layer;
     // Jittered delays above a server's wait: every generator the outer layer draws from.
     let mut throttling = Composed::new(
         Clients::Open {
@@ -569,9 +579,14 @@ fn a_stack_whose_inner_layers_leave_recovery_to_the_outer_one_is_the_outer_one_a
         policy: SimPolicy::Catalog(AnyConfig::from(PolicyKind::ExponentialFullJitter)),
         settings: Settings::new(),
     };
-    let alone = throttling.run(&s, 3).unwrap();
+    let alone = throttling.run(&s, &RunOptions::seed(3)).unwrap();
     let stacked = throttling
-        .run_layered(&s, &[inner, inner], 3, u64::MAX)
+        .run(
+            &s,
+            &RunOptions::seed(3)
+                .max_events(u64::MAX)
+                .layers(&[inner, inner]),
+        )
         .unwrap();
     assert_eq!(
         serde_json::to_string(&alone).unwrap(),
@@ -583,7 +598,7 @@ fn a_stack_whose_inner_layers_leave_recovery_to_the_outer_one_is_the_outer_one_a
 fn an_inner_layers_waits_count_in_the_memory_a_stack_needs() {
     use stagger_core::engine::{Nested, Settings};
     use stagger_sim::SimPolicy;
-    use stagger_sim::compose::Layer;
+    use stagger_sim::model::Layer;
     // 100 000 requests a second for 3 s, each held 20 s by its inner layer's one retry: every
     // request is in flight at once (measured at about 500 MB of RSS).
     let mut down = Composed::new(
@@ -606,8 +621,8 @@ fn an_inner_layers_waits_count_in_the_memory_a_stack_needs() {
         )),
         settings: Settings::new().with_nested(Nested::Retry),
     };
-    let alone = down.estimate(&outer);
-    let stacked = down.estimate_layered(&outer, &[patient]);
+    let alone = down.estimate(&outer, &[]);
+    let stacked = down.estimate(&outer, &[patient]);
     assert!(stacked.bytes > 200 << 20, "{stacked:?}");
     assert!(stacked.bytes > 20 * alone.bytes, "{stacked:?} {alone:?}");
 }
@@ -634,11 +649,11 @@ fn hedged_requests_run_through_any_part() {
         Duration::from_millis(8),
         3,
     )));
-    let row = model.run(&hedged, 3).unwrap();
-    assert_eq!(row, model.run(&hedged, 3).unwrap());
+    let row = model.run(&hedged, &RunOptions::seed(3)).unwrap();
+    assert_eq!(row, model.run(&hedged, &RunOptions::seed(3)).unwrap());
     assert_eq!(row.policy, "hedge-8msx3");
     assert!(row.attempts <= 3 * row.first_tries, "{row:?}");
-    let unhedged = model.run(&plain, 3).unwrap();
+    let unhedged = model.run(&plain, &RunOptions::seed(3)).unwrap();
     assert_eq!(row.first_tries, unhedged.first_tries);
     // The failure rate and the outage are answered at once: only the slow answers draw
     // hedges, so the hedged load sits between one attempt per request and three.
@@ -670,7 +685,9 @@ fn a_spike_composes_with_a_limiter_and_failures() {
         burst: 10,
     });
     let strategy = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
-    let timeline = model.timeline(&strategy, 2, u64::MAX).unwrap();
+    let timeline = model
+        .timeline(&strategy, &RunOptions::seed(2).max_events(u64::MAX))
+        .unwrap();
     let row = &timeline.row;
     assert_eq!(timeline.arrivals.iter().sum::<u64>(), row.first_tries);
     // Attempts sent after the run's last second are in the row, not in a second.
@@ -690,7 +707,7 @@ fn a_spike_composes_with_a_limiter_and_failures() {
     assert!(row.tail_goodput_ratio.is_some_and(|r| r > 0.8), "{row:?}");
     assert!(row.recovery_ms.is_some());
     // A run's row is its timeline's.
-    assert_eq!(&model.run(&strategy, 2).unwrap(), row);
+    assert_eq!(&model.run(&strategy, &RunOptions::seed(2)).unwrap(), row);
 }
 
 /// An attempt's timeout cuts it wherever its answer is held: a round trip through a
@@ -713,11 +730,17 @@ fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
     });
     served.attempt_timeout = Some(Duration::from_millis(100));
     let retrying = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
-    let row = served.run(&retrying, 1).unwrap();
+    let row = served.run(&retrying, &RunOptions::seed(1)).unwrap();
     assert!(row.first_tries > 50, "{row:?}");
     assert_eq!(row.successes, 0, "{row:?}");
     served.attempt_timeout = Some(Duration::from_millis(1_500));
-    assert_eq!(served.run(&retrying, 1).unwrap().success_rate, 1.0);
+    assert_eq!(
+        served
+            .run(&retrying, &RunOptions::seed(1))
+            .unwrap()
+            .success_rate,
+        1.0
+    );
 
     let mut limited = base(Clients::Open {
         sources: 2,
@@ -730,7 +753,7 @@ fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
     let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
         stagger_core::engine::Hedging::fixed(Duration::from_millis(2), 3),
     ));
-    let row = limited.run(&hedged, 1).unwrap();
+    let row = limited.run(&hedged, &RunOptions::seed(1)).unwrap();
     assert!(row.rejected_per_success.is_some_and(|r| r > 0.5), "{row:?}");
     assert_eq!(row.early_retries, Some(0), "{row:?}");
 }
@@ -781,7 +804,9 @@ fn two_hosts_compose_with_any_part_and_every_strategy_meets_the_same_requests() 
                 ..model
             };
             for s in &strategies {
-                let row = model.run(s, 3).unwrap_or_else(|e| panic!("{name}: {e}"));
+                let row = model
+                    .run(s, &RunOptions::seed(3))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
                 let (a, b) = (row.host_a.unwrap(), row.host_b.unwrap());
                 let mode = if per_host { "partitioned" } else { "shared" };
                 assert_eq!(row.budget_partition, Some(mode), "{name}");
@@ -841,9 +866,9 @@ fn a_pool_takes_a_spike_and_hedges_and_its_pauses_make_the_tail() {
     let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
         stagger_core::engine::Hedging::fixed(Duration::from_millis(50), 2),
     ));
-    let body = steady.run(&once, 1).unwrap();
-    let tail = paused.run(&once, 1).unwrap();
-    let cut = paused.run(&hedged, 1).unwrap();
+    let body = steady.run(&once, &RunOptions::seed(1)).unwrap();
+    let tail = paused.run(&once, &RunOptions::seed(1)).unwrap();
+    let cut = paused.run(&hedged, &RunOptions::seed(1)).unwrap();
     // Without pauses the pool at half its capacity (a spike to three quarters) serves
     // everything at about its service time; pauses make a tail of hundreds of milliseconds.
     assert_eq!((body.success_rate, body.load), (1.0, 1.0));
@@ -855,7 +880,7 @@ fn a_pool_takes_a_spike_and_hedges_and_its_pauses_make_the_tail() {
         "{cut:?} {tail:?}"
     );
     assert!(cut.load > 1.0 && cut.load < 1.2, "{cut:?}");
-    assert_eq!(cut, paused.run(&hedged, 1).unwrap());
+    assert_eq!(cut, paused.run(&hedged, &RunOptions::seed(1)).unwrap());
 }
 
 #[test]
@@ -884,7 +909,10 @@ fn serial_clients_need_an_attempt_that_takes_time_which_a_pool_gives_without_a_n
     };
     pooled.validate().unwrap();
     let row = pooled
-        .run(&Strategy::policy(AnyConfig::from(PolicyKind::NoRetry)), 1)
+        .run(
+            &Strategy::policy(AnyConfig::from(PolicyKind::NoRetry)),
+            &RunOptions::seed(1),
+        )
         .unwrap();
     assert_eq!(row.success_rate, 1.0);
     // Five clients paced at 20 a second for the run, each request a service of Exp(10 ms).
@@ -912,8 +940,8 @@ fn a_fan_out_counts_requests_in_the_timeline_and_is_refused_beside_an_outage() {
         })
     };
     let s = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
-    let one = spiky(1).run(&s, 1).unwrap();
-    let three = spiky(3).run(&s, 1).unwrap();
+    let one = spiky(1).run(&s, &RunOptions::seed(1)).unwrap();
+    let three = spiky(3).run(&s, &RunOptions::seed(1)).unwrap();
     assert_eq!(three.success_rate, 1.0);
     // Goodput against the offered rate, both in requests: about 1 either way (it was about
     // 3 when the timeline counted sub-requests).

@@ -198,7 +198,7 @@ fn every_override_is_refused_where_it_does_not_apply() {
         limit_rate: Some(5.0),
         limit_burst: Some(1),
         limit_concurrency: Some(1),
-        retry_after_form: Some(stagger_sim::workload::throttle::RetryAfterForm::Exact),
+        retry_after_form: Some(stagger_sim::model::RetryAfterForm::Exact),
         dispersal: Some(stagger_core::engine::Dispersal::Floor),
         gate: Some(true),
         budget_partition: Some(stagger_sim::workload::partition::BudgetPartition::Partitioned),

@@ -7,12 +7,14 @@ use std::time::Duration;
 
 use stagger_core::engine::Hedging;
 use stagger_core::{AnyConfig, PolicyKind};
-use stagger_sim::compose::{
+use stagger_sim::dist::Delay;
+use stagger_sim::limits::{self, MAX_DURATION};
+use stagger_sim::model::RetryAfterForm;
+use stagger_sim::model::RunOptions;
+use stagger_sim::model::{
     Clients, Composed, Dependency, Layer, Limiter, LimiterKind, Load, Network, Replicas, Service,
     Window,
 };
-use stagger_sim::dist::Delay;
-use stagger_sim::limits::{self, MAX_DURATION};
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
@@ -21,7 +23,7 @@ use stagger_sim::workload::partition::Partition;
 use stagger_sim::workload::serial::Serial;
 use stagger_sim::workload::spike;
 use stagger_sim::workload::tail::Tail;
-use stagger_sim::workload::throttle::{RetryAfterForm, Throttle};
+use stagger_sim::workload::throttle::Throttle;
 use stagger_sim::{Overrides, SimError, SimPolicy, Strategy, Workload, WorkloadKind};
 
 const NS: Duration = Duration::from_nanos(1);
@@ -642,9 +644,16 @@ fn a_retry_stack_has_at_most_sixteen_layers() {
     };
     let inner = vec![layer; limits::MAX_LAYERS as usize];
     let most = &inner[..limits::MAX_LAYERS as usize - 1];
-    assert!(model.run_layered(&strategy(), most, 1, u64::MAX).is_ok());
+    assert!(
+        model
+            .run(
+                &strategy(),
+                &RunOptions::seed(1).max_events(u64::MAX).layers(most)
+            )
+            .is_ok()
+    );
     assert!(matches!(
-        model.run_layered(&strategy(), &inner, 1, u64::MAX),
+        model.run(&strategy(), &RunOptions::seed(1).max_events(u64::MAX).layers(&inner)),
         Err(SimError::TooLarge { limit, .. }) if limit == "16"
     ));
     assert!(limits::check_layers(limits::MAX_LAYERS as usize).is_ok());
@@ -655,8 +664,12 @@ fn a_retry_stack_has_at_most_sixteen_layers() {
 fn a_simulated_hedge_waits_at_most_a_day_as_the_librarys() {
     let model = open(1.0, Duration::from_millis(500));
     let hedged = |delay: Duration| strategy().with_hedging(Some(Hedging::fixed(delay, 2)));
-    assert!(model.run(&hedged(limits::MAX_HEDGE_DELAY), 1).is_ok());
-    match model.run(&hedged(limits::MAX_HEDGE_DELAY + NS), 1) {
+    assert!(
+        model
+            .run(&hedged(limits::MAX_HEDGE_DELAY), &RunOptions::seed(1))
+            .is_ok()
+    );
+    match model.run(&hedged(limits::MAX_HEDGE_DELAY + NS), &RunOptions::seed(1)) {
         Err(SimError::Config(e)) => assert_eq!(e.param(), Some("hedge_delay"), "{e}"),
         other => panic!("{other:?}"),
     }

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 use stagger_sim::Workload;
+use stagger_sim::model::RetryAfterForm;
 use stagger_sim::scoreboard::{
     Claim, Scoreboard, THROTTLE_SEEDS, ThrottleVariant, throttle_points, throttle_variant_points,
 };
-use stagger_sim::workload::throttle::{RetryAfterForm, Throttle, trial_strategy};
+use stagger_sim::workload::throttle::{Throttle, trial_strategy};
 
 fn served(model: &Throttle, seeds: std::ops::RangeInclusive<u64>) -> Vec<u64> {
     seeds

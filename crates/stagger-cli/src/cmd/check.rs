@@ -17,7 +17,7 @@ use stagger_core::config::grpc::ServiceConfig;
 use stagger_core::duration::human;
 use stagger_core::engine::{Hedging, Nested, Settings};
 use stagger_core::{AnyConfig, Param, PolicyConfig, PolicyKind};
-use stagger_sim::compose::{self, Composed};
+use stagger_sim::model::{self, Composed, RunOptions};
 use stagger_sim::scoreboard::{RECOVERED, THROTTLE_SEEDS};
 use stagger_sim::workload::herd::Herd;
 use stagger_sim::workload::open_loop::OpenLoop;
@@ -595,13 +595,18 @@ impl Run {
     fn composed(
         model: Composed,
         strategy: Strategy,
-        layers: Vec<compose::Layer>,
+        layers: Vec<model::Layer>,
         seed: u64,
     ) -> Result<Self, Failure> {
         model.validate().map_err(sim)?;
         Ok(Self {
-            estimate: model.estimate_layered(&strategy, &layers),
-            go: Box::new(move |max| model.run_layered(&strategy, &layers, seed, max)),
+            estimate: model.estimate(&strategy, &layers),
+            go: Box::new(move |max| {
+                model.run(
+                    &strategy,
+                    &RunOptions::seed(seed).max_events(max).layers(&layers),
+                )
+            }),
         })
     }
 
@@ -666,7 +671,7 @@ impl Plan {
         } else {
             let layers = |nested: Nested| {
                 vec![
-                    compose::Layer {
+                    model::Layer {
                         policy: unbudgeted.policy,
                         settings: subject.settings.with_nested(nested),
                     };

@@ -10,8 +10,8 @@ use stagger_core::engine::{
     Dispersal, HedgeDelay, Hedging, MAX_HEDGED_ATTEMPTS, ParseHedgeDelayError,
 };
 use stagger_core::{AnyConfig, Clock, MonotonicClock, PolicyConfig, PolicyKind, Preset, Timestamp};
+use stagger_sim::model::{RetryAfterForm, RunOptions};
 use stagger_sim::workload::partition::BudgetPartition;
-use stagger_sim::workload::throttle::RetryAfterForm;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
 use crate::cmd::schedule::Overrides as PolicyOverrides;
@@ -571,8 +571,8 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
 
 /// A scenario's plot on the composed model: its title, axes and line.
 fn scenario_plot(
-    model: &stagger_sim::compose::Composed,
-    layers: &[stagger_sim::compose::Layer],
+    model: &stagger_sim::model::Composed,
+    layers: &[stagger_sim::model::Layer],
     strategy: &Strategy,
     seed: u64,
     within: u64,
@@ -581,11 +581,10 @@ fn scenario_plot(
         Some(b) => format!("{} + {b}", strategy.name()),
         None => strategy.name(),
     };
-    if matches!(model.clients, stagger_sim::compose::Clients::Fixed { .. }) {
+    if matches!(model.clients, stagger_sim::model::Clients::Fixed { .. }) {
         let counts = model.retry_histogram(
             strategy,
-            layers,
-            seed,
+            &RunOptions::seed(seed).layers(layers),
             Duration::from_millis(10),
             Duration::from_secs(30),
         )?;
@@ -601,7 +600,10 @@ fn scenario_plot(
             vec![(label, points)],
         ));
     }
-    let timeline = model.timeline_layered(strategy, layers, seed, within)?;
+    let timeline = model.timeline(
+        strategy,
+        &RunOptions::seed(seed).max_events(within).layers(layers),
+    )?;
     let offered = timeline
         .offered
         .iter()

@@ -16,9 +16,9 @@ use super::{
     TailPoint, W2_CLIENTS, tail_claim, w2_shape,
 };
 use crate::metrics::ResultRow;
+use crate::model::RetryAfterForm;
 use crate::workload::open_loop;
 use crate::workload::outage::Outage;
-use crate::workload::throttle::RetryAfterForm;
 
 /// How the board reads the published findings' words, one constant per margin, each chosen
 /// before looking at the figures. [`Claim::check`] is their one reader.

@@ -82,15 +82,17 @@
 use std::time::Duration;
 
 use stagger_core::engine::Settings;
-use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, Rng, SeededRng};
+use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, SeededRng};
 
-use super::call::{Call, Next};
-use super::{Overrides, Workload, WorkloadKind, check_events, check_window, refuse_hedging};
-use crate::dist::Delay;
+use super::{Model, Overrides, Workload, WorkloadKind, refuse_hedging};
+use crate::dist::{Delay, Ziggurat};
 use crate::error::SimError;
-use crate::estimate::{Estimate, Plan, grown};
+use crate::estimate::{Estimate, Plan};
+use crate::memory::grown;
 use crate::metrics::{Metrics, ResultRow};
-use crate::queue::{Nanos, nanos};
+use crate::model::{Call, Next};
+use crate::model::{check_events, check_window};
+use crate::queue::{Nanos, Writes, nanos};
 use crate::strategy::{PolicyTemplate, SimPolicy, Strategy};
 
 /// The contention workload's parameters.
@@ -251,157 +253,6 @@ impl<'z> Network<'z> {
     }
 }
 
-/// The layers of the ziggurat.
-const LAYERS: usize = 128;
-/// Where the tail begins, for 128 layers.
-const TAIL: f64 = 3.442_619_855_899;
-/// The area of each layer, for 128 layers.
-const AREA: f64 = 9.912_563_035_262_17e-3;
-
-/// The unnormalised standard normal density, `exp(-x²/2)`.
-#[inline]
-fn density(x: f64) -> f64 {
-    libm::exp(-0.5 * x * x)
-}
-
-/// The ziggurat's tables: layer `i` spans `[0, x[i])` between heights `f[i]` and `f[i + 1]`;
-/// layer 0 is the base strip, whose part beyond `x[1]` is the tail.
-struct Ziggurat {
-    x: [f64; LAYERS + 1],
-    f: [f64; LAYERS + 1],
-}
-
-impl Ziggurat {
-    fn new() -> Self {
-        let mut x = [0.0; LAYERS + 1];
-        x[0] = AREA / density(TAIL);
-        x[1] = TAIL;
-        for i in 2..LAYERS {
-            x[i] = (-2.0 * libm::log(AREA / x[i - 1] + density(x[i - 1]))).sqrt();
-        }
-        x[LAYERS] = 0.0;
-        let f = x.map(density);
-        Self { x, f }
-    }
-
-    /// A standard normal draw.
-    #[inline(always)]
-    fn standard_normal(&self, rng: &mut SeededRng) -> f64 {
-        loop {
-            let bits = rng.next_u64();
-            // The low 7 bits pick the layer, the top 53 a uniform in [-1, 1).
-            let i = (bits & (LAYERS as u64 - 1)) as usize;
-            let u = (bits >> 11) as f64 * (2.0 / (1u64 << 53) as f64) - 1.0;
-            let x = u * self.x[i];
-            if x.abs() < self.x[i + 1] {
-                return x;
-            }
-            if i == 0 {
-                return Self::tail(rng, u < 0.0);
-            }
-            let y = self.f[i + 1] + rng.next_f64() * (self.f[i] - self.f[i + 1]);
-            if y < density(x) {
-                return x;
-            }
-        }
-    }
-
-    /// A draw from the tail beyond [`TAIL`] (Marsaglia, 1964).
-    #[cold]
-    fn tail(rng: &mut SeededRng, negative: bool) -> f64 {
-        loop {
-            let a = -libm::log(1.0 - rng.next_f64()) / TAIL;
-            let b = -libm::log(1.0 - rng.next_f64());
-            if 2.0 * b > a * a {
-                return if negative { -(TAIL + a) } else { TAIL + a };
-            }
-        }
-    }
-}
-
-/// The pending writes of a round: at most one per client, popped in order of `(time,
-/// sequence)` as the crate's [`EventQueue`](crate::queue::EventQueue), so that ties are first
-/// in, first out.
-///
-/// Every client has at most one event pending (its next write reaching the server), so a
-/// winner tree over the clients replaces the heap: scheduling or clearing a client's event
-/// replays its path to the root, one branch-free comparison per level, and the earliest event
-/// is always at the root. A key is `[time, sequence << 24 | client]`: unique, ordered by time
-/// then sequence, and carrying its client.
-struct Writes {
-    /// Node 1 is the root, node `n`'s children are `2n` and `2n + 1`, and node `leaves + c`
-    /// is client `c`'s leaf. Each node holds the smallest key below it.
-    key: Vec<[u64; 2]>,
-    leaves: usize,
-    sequence: u64,
-}
-
-impl Writes {
-    const EMPTY: [u64; 2] = [u64::MAX; 2];
-    /// The bits of a key that name its client.
-    const CLIENT_BITS: u32 = 24;
-
-    fn new(clients: usize) -> Self {
-        debug_assert!(clients < 1 << Self::CLIENT_BITS);
-        let leaves = clients.next_power_of_two().max(2);
-        Self {
-            key: vec![Self::EMPTY; 2 * leaves],
-            leaves,
-            sequence: 0,
-        }
-    }
-
-    /// Nothing pending, sequence numbers from zero: a new round.
-    fn reset(&mut self) {
-        self.key.fill(Self::EMPTY);
-        self.sequence = 0;
-    }
-
-    /// The earliest pending write: its time and client.
-    #[inline]
-    fn first(&self) -> Option<(Nanos, usize)> {
-        let [time, tag] = self.key[1];
-        let client = (tag & ((1 << Self::CLIENT_BITS) - 1)) as usize;
-        (tag != u64::MAX).then_some((time, client))
-    }
-
-    /// Client `c`'s write reaches the server at `time`, replacing any pending one.
-    #[inline]
-    fn schedule(&mut self, c: usize, time: Nanos) {
-        // 40 bits of sequence: a round has far fewer events than 2^40 (see `MAX_WORK`).
-        let tag = self.sequence << Self::CLIENT_BITS | c as u64;
-        self.sequence += 1;
-        self.replay(c, [time, tag]);
-    }
-
-    /// Client `c` has no write pending.
-    #[inline]
-    fn clear(&mut self, c: usize) {
-        self.replay(c, Self::EMPTY);
-    }
-
-    #[inline]
-    fn replay(&mut self, c: usize, key: [u64; 2]) {
-        let keys = &mut self.key[..];
-        // The tree's length is a power of two, so masking an index keeps it in bounds without
-        // a check per level (every index here is below the length anyway).
-        let mask = keys.len() - 1;
-        debug_assert!(keys.len().is_power_of_two());
-        let mut node = self.leaves + c;
-        keys[node] = key;
-        let [mut time, mut tag] = key;
-        while node > 1 {
-            let [t, g] = keys[(node ^ 1) & mask];
-            // Which side wins is a coin flip that a branch predictor cannot learn: select.
-            let take = (t < time) | ((t == time) & (g < tag));
-            time = std::hint::select_unpredictable(take, t, time);
-            tag = std::hint::select_unpredictable(take, g, tag);
-            node >>= 1;
-            keys[node & mask] = [time, tag];
-        }
-    }
-}
-
 /// Client `c` sends its read at `at`: the read reaches the server one hop later, and the
 /// write two hops after that (the read's response back, the write out).
 #[inline]
@@ -443,6 +294,12 @@ impl Workload for Contention {
         Ok(())
     }
 
+    fn model(&self) -> Model {
+        Model::Contention(*self)
+    }
+}
+
+impl Contention {
     /// A round makes at most `clients x (clients + 1) / 2` writes (the `k`-th client to
     /// commit fails at most once per earlier commit), and at most the policy's attempts per
     /// client: the `k`-th makes at most `min(k, max_attempts)`. How much less backoff makes
@@ -450,7 +307,7 @@ impl Workload for Contention {
     /// writes without backoff, and several times those of a jittered backoff (each write is one
     /// event). Memory is every client's call, read time and leaf of the winner tree, and the
     /// time of every retry of every round, kept for the peak share (rounds overlap in time).
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
+    pub(crate) fn estimate_writes(&self, strategy: &Strategy) -> Estimate {
         let plan = Plan::new(strategy);
         let c = self.clients as f64;
         let n = plan.max_attempts as f64;
@@ -473,7 +330,7 @@ impl Workload for Contention {
         Estimate::of(writes, bytes)
     }
 
-    fn run_within(
+    pub(crate) fn run_rounds(
         &self,
         strategy: &Strategy,
         seed: u64,
@@ -543,92 +400,5 @@ impl Workload for Contention {
         row.writes_per_round = Some(writes as f64 / rounds);
         row.completion_ms = Some(completion_sum as f64 / 1e6 / rounds);
         Ok(row)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::queue::EventQueue;
-
-    #[test]
-    fn the_ziggurat_draws_a_standard_normal() {
-        let zig = Ziggurat::new();
-        // The recursion closes: the top layer has the same area as every other.
-        let top = zig.x[LAYERS - 1] * (1.0 - zig.f[LAYERS - 1]);
-        assert!((top / AREA - 1.0).abs() < 1e-6, "{top}");
-        let mut rng = SeededRng::new(3);
-        let n = 1_000_000;
-        let (mut sum, mut sq, mut quad) = (0.0, 0.0, 0.0);
-        let mut within = [0u32; 3];
-        let mut beyond_tail = 0u32;
-        for _ in 0..n {
-            let z = zig.standard_normal(&mut rng);
-            sum += z;
-            sq += z * z;
-            quad += z * z * z * z;
-            for (k, w) in within.iter_mut().enumerate() {
-                *w += u32::from(z.abs() < (k + 1) as f64);
-            }
-            beyond_tail += u32::from(z.abs() > TAIL);
-        }
-        let n = f64::from(n);
-        assert!((sum / n).abs() < 0.005, "mean {}", sum / n);
-        assert!((sq / n - 1.0).abs() < 0.01, "variance {}", sq / n);
-        assert!((quad / n - 3.0).abs() < 0.05, "fourth moment {}", quad / n);
-        // P(|Z| < 1), P(|Z| < 2), P(|Z| < 3), and the tail beyond 3.4426 (5.76e-4).
-        for (w, p) in within.iter().zip([0.682_689, 0.954_500, 0.997_300]) {
-            assert!(
-                (f64::from(*w) / n - p).abs() < 0.002,
-                "{} vs {p}",
-                f64::from(*w) / n
-            );
-        }
-        assert!(
-            (f64::from(beyond_tail) / n - 5.76e-4).abs() < 1.5e-4,
-            "{}",
-            f64::from(beyond_tail) / n
-        );
-    }
-
-    #[test]
-    fn the_winner_tree_pops_in_the_event_queues_order() {
-        let mut rng = SeededRng::new(9);
-        let clients = 37;
-        let mut tree = Writes::new(clients);
-        let mut queue: EventQueue<usize> = EventQueue::new();
-        // Coarse times, so that ties are frequent: they must pop first in, first out.
-        for c in 0..clients {
-            let t = rng.next_u64() % 8;
-            tree.schedule(c, t);
-            queue.push(t, c);
-        }
-        let mut pending = vec![true; clients];
-        let mut popped = 0;
-        while let Some((now, c)) = tree.first() {
-            assert_eq!(queue.pop(), Some((now, c)));
-            popped += 1;
-            if popped >= 5_000 {
-                tree.clear(c);
-                pending[c] = false;
-            } else if rng.next_u64().is_multiple_of(8) {
-                // Another client's turn: clear this one, schedule a random idle one.
-                tree.clear(c);
-                pending[c] = false;
-                let other = (rng.next_u64() % clients as u64) as usize;
-                if !pending[other] {
-                    let t = now + rng.next_u64() % 8;
-                    tree.schedule(other, t);
-                    queue.push(t, other);
-                    pending[other] = true;
-                }
-            } else {
-                let t = now + rng.next_u64() % 8;
-                tree.schedule(c, t);
-                queue.push(t, c);
-            }
-        }
-        assert!(queue.is_empty() && pending.iter().all(|p| !p));
-        assert!(popped > 1_000, "{popped}");
     }
 }

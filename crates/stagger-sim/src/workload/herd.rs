@@ -20,12 +20,10 @@
 
 use std::time::Duration;
 
-use super::{Overrides, Workload, WorkloadKind};
-use crate::compose::{Clients, Composed, Network};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
+use crate::model::{Clients, Composed, Network, RunOptions};
 use crate::strategy::Strategy;
 
 /// The herd's parameters.
@@ -91,21 +89,8 @@ impl Workload for Herd {
         self.composed().validate()
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]): every attempt fails, so each
-    /// client makes every attempt its policy allows (a budget only holds some back), one event
-    /// each. One client at a time is in memory, with every retry's time; with a network that
-    /// varies, every client at once, with the queue of their events.
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }
 
@@ -124,6 +109,6 @@ impl Herd {
         until: Duration,
     ) -> Result<Vec<u64>, SimError> {
         self.composed()
-            .retry_histogram(strategy, &[], seed, bucket, until)
+            .retry_histogram(strategy, &RunOptions::seed(seed), bucket, until)
     }
 }

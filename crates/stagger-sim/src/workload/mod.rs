@@ -1,14 +1,12 @@
 //! The canonical workloads, one file each. Each module's documentation states its model and
 //! its source.
 
-pub(crate) mod call;
 pub mod contention;
 pub mod herd;
 pub mod open_loop;
 pub mod outage;
 pub mod partition;
 pub mod serial;
-pub(crate) mod slots;
 pub mod spike;
 pub mod tail;
 pub mod throttle;
@@ -22,6 +20,7 @@ use stagger_core::engine::Dispersal;
 use crate::error::SimError;
 use crate::estimate::Estimate;
 use crate::metrics::ResultRow;
+use crate::model::{Composed, RunOptions};
 use crate::strategy::Strategy;
 
 /// Parameters a user may override from the command line. Each workload uses those that make
@@ -52,7 +51,7 @@ pub struct Overrides {
     /// A concurrency limiter in place of the rate limiter (`throttle`).
     pub limit_concurrency: Option<u32>,
     /// How a refusal states its wait (`throttle`).
-    pub retry_after_form: Option<throttle::RetryAfterForm>,
+    pub retry_after_form: Option<crate::model::RetryAfterForm>,
     /// What clients add above a server's wait (`throttle`).
     pub dispersal: Option<Dispersal>,
     /// Whether the clients share a gate for the destination (`throttle`).
@@ -183,11 +182,18 @@ pub trait Workload: Default {
     /// A [`SimError`] naming the parameter.
     fn validate(&self) -> Result<(), SimError>;
 
+    /// The model this workload runs, its parameters in place: a composition of the model's
+    /// parts, or a model of its own. The estimate and the run below come from it, so a
+    /// workload is its parameters, their checks and this one assembly.
+    fn model(&self) -> Model;
+
     /// What a run of `strategy` will cost: the events it processes and the memory its data
     /// holds at the peak, worked out from the parameters without running it (see
     /// [`estimate`](crate::estimate)). The parameters should be valid
     /// ([`Workload::validate`]); the figures of invalid ones mean nothing.
-    fn estimate(&self, strategy: &Strategy) -> Estimate;
+    fn estimate(&self, strategy: &Strategy) -> Estimate {
+        self.model().estimate(strategy)
+    }
 
     /// Runs `strategy`, every generator derived from `seed`, and stops it with
     /// [`SimError::EventLimit`] once it has processed more than `max_events` events.
@@ -200,7 +206,10 @@ pub trait Workload: Default {
         strategy: &Strategy,
         seed: u64,
         max_events: u64,
-    ) -> Result<ResultRow, SimError>;
+    ) -> Result<ResultRow, SimError> {
+        self.validate()?;
+        self.model().run_within(strategy, seed, max_events)
+    }
 
     /// Runs `strategy`, every generator derived from `seed`, with no limit but the
     /// workload's own.
@@ -210,6 +219,47 @@ pub trait Workload: Default {
     /// The parameters' or the policy's [`SimError`].
     fn run(&self, strategy: &Strategy, seed: u64) -> Result<ResultRow, SimError> {
         self.run_within(strategy, seed, u64::MAX)
+    }
+}
+
+/// What a workload runs ([`Workload::model`]).
+// Made once per run and never stored: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Model {
+    /// A composition of the model's parts.
+    Composed(Composed),
+    /// The contention workload's model of its own: rounds of conditional writes.
+    Contention(contention::Contention),
+}
+
+impl Model {
+    /// What a run of `strategy` will cost.
+    #[must_use]
+    pub fn estimate(&self, strategy: &Strategy) -> Estimate {
+        match self {
+            Self::Composed(model) => model.estimate(strategy, &[]),
+            Self::Contention(contention) => contention.estimate_writes(strategy),
+        }
+    }
+
+    /// Runs `strategy` from `seed`, stopped past `max_events` events.
+    ///
+    /// # Errors
+    ///
+    /// The model's or the policy's [`SimError`], or [`SimError::EventLimit`].
+    pub fn run_within(
+        &self,
+        strategy: &Strategy,
+        seed: u64,
+        max_events: u64,
+    ) -> Result<ResultRow, SimError> {
+        match self {
+            Self::Composed(model) => {
+                model.run(strategy, &RunOptions::seed(seed).max_events(max_events))
+            }
+            Self::Contention(contention) => contention.run_rounds(strategy, seed, max_events),
+        }
     }
 }
 
@@ -227,67 +277,6 @@ pub(crate) fn refuse_hedging<W: Workload>(strategy: &Strategy) -> Result<(), Sim
         }),
         None => Ok(()),
     }
-}
-
-/// Refuses, with [`SimError::EventLimit`], a run that has processed more than `max` events.
-#[inline]
-pub(crate) fn check_events(events: u64, max: u64) -> Result<(), SimError> {
-    if events > max {
-        Err(SimError::EventLimit { limit: max })
-    } else {
-        Ok(())
-    }
-}
-
-/// Checks a failure probability.
-pub(crate) fn check_failure_rate(x: f64) -> Result<(), SimError> {
-    if (0.0..=1.0).contains(&x) {
-        Ok(())
-    } else {
-        Err(SimError::Invalid {
-            param: "failure_rate",
-            allowed: "a probability in [0, 1]",
-        })
-    }
-}
-
-/// Checks a number of clients.
-pub(crate) fn check_clients(clients: u64, max: u64) -> Result<(), SimError> {
-    if clients == 0 {
-        return Err(SimError::Invalid {
-            param: "clients",
-            allowed: "at least 1",
-        });
-    }
-    if clients > max {
-        return Err(SimError::TooLarge {
-            what: "clients",
-            limit: max.to_string(),
-        });
-    }
-    Ok(())
-}
-
-/// Checks a run's duration.
-pub(crate) fn check_duration(d: Duration) -> Result<(), SimError> {
-    if d.is_zero() || d > crate::limits::MAX_DURATION {
-        return Err(SimError::Invalid {
-            param: "duration",
-            allowed: "longer than 0 and at most a day",
-        });
-    }
-    Ok(())
-}
-
-/// Checks the window of the peak retry share.
-pub(crate) fn check_window(window: Duration) -> Result<(), SimError> {
-    if window.is_zero() {
-        return Err(SimError::Invalid {
-            param: "window",
-            allowed: "longer than 0",
-        });
-    }
-    Ok(())
 }
 
 /// A workload by name.
@@ -352,8 +341,19 @@ impl WorkloadKind {
     /// Every workload's name.
     #[must_use]
     pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|k| k.name()).collect()
+        Self::NAMES.to_vec()
     }
+
+    /// Every workload's name, in the order of [`WorkloadKind::ALL`].
+    pub const NAMES: [&'static str; 10] = {
+        let mut names = [""; 10];
+        let mut i = 0;
+        while i < Self::ALL.len() {
+            names[i] = Self::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// Runs this workload at its defaults with `overrides`, for `strategy` and `seed`.
     ///
@@ -458,6 +458,9 @@ impl FromStr for WorkloadKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == name)
-            .ok_or_else(|| SimError::UnknownWorkload(name.to_owned()))
+            .ok_or_else(|| SimError::UnknownWorkload {
+                name: name.to_owned(),
+                workloads: &Self::NAMES,
+            })
     }
 }

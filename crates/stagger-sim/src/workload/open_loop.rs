@@ -34,15 +34,11 @@ use stagger_core::AnyConfig;
 use stagger_core::budget::BudgetKind;
 use stagger_core::policy::{Immediate, NoRetry};
 
-use super::{
-    Overrides, Workload, WorkloadKind, check_clients, check_duration, check_failure_rate,
-    check_window,
-};
-use crate::compose::{Clients, Composed, Network};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
+use crate::model::{Clients, Composed, Network};
+use crate::model::{check_clients, check_duration, check_failure_rate, check_window};
 use crate::strategy::Strategy;
 
 /// The open-loop workload's parameters.
@@ -201,21 +197,7 @@ impl Workload for OpenLoop {
         Ok(())
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]): each arrival is one event,
-    /// each attempt (as many as the policy makes at the failure rate, `sum_k x^k`) one more,
-    /// each retry one more again; memory is every client's generators and budget, and the
-    /// requests in flight (arrival rate x how long a request lives).
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }

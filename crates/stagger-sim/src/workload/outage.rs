@@ -27,13 +27,11 @@ use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 
-use super::{Overrides, Workload, WorkloadKind, check_window};
-use crate::compose::{Clients, Composed, Network, Window};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
-use crate::strategy::Strategy;
+use crate::model::check_window;
+use crate::model::{Clients, Composed, Network, Window};
 
 /// The outage's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,24 +150,8 @@ impl Workload for Outage {
         Ok(())
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]): requests before and after
-    /// the outage make one attempt; one that meets it makes the attempts its policy sends
-    /// before the outage ends (with the `Retry-After` floor and within the deadline), and one
-    /// more after, if it has one left. Each attempt is three events (sent, reaching the
-    /// dependency, answered). The requests in flight at the peak, at the end of the outage,
-    /// are those that met it within a request's lifetime of its end.
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }
 
@@ -190,5 +172,57 @@ impl Outage {
         model.dispersal = self.dispersal;
         model.window = self.window;
         model
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use stagger_core::AnyConfig;
+    use stagger_core::budget::{AnyBudgetConfig, BudgetKind};
+
+    use super::*;
+    use crate::strategy::Strategy;
+
+    #[test]
+    fn a_configured_budget_is_used_refused_when_of_another_kind_and_dropped_with_its_kind() {
+        use stagger_core::budget::TokenBucket;
+        let small = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(5.0));
+        let s = Strategy::policy(AnyConfig::from(stagger_core::PolicyKind::Constant));
+        let configured = s
+            .with_budget_config(BudgetKind::AwsStandard, small)
+            .unwrap();
+        assert_eq!(configured.budget_config(), Some(small));
+        // The runs build each client's budget from it: 5 tokens, one retry, not the
+        // published 500.
+        let outage = Outage::default();
+        let published = s.with_budget(Some(BudgetKind::AwsStandard));
+        let few = outage.run(&configured, 1).unwrap();
+        let many = outage.run(&published, 1).unwrap();
+        assert!(
+            few.attempts < many.attempts,
+            "{} vs {}",
+            few.attempts,
+            many.attempts
+        );
+        // A token bucket is not a ratio budget.
+        assert!(s.with_budget_config(BudgetKind::Finagle, small).is_err());
+        // An invalid one is refused by name.
+        let bad = AnyBudgetConfig::TokenBucket(TokenBucket::AWS_STANDARD.with_capacity(-1.0));
+        assert!(s.with_budget_config(BudgetKind::AwsStandard, bad).is_err());
+        // Set the kind again, or none: the configuration goes with the old kind.
+        let mut changed = configured;
+        changed.budget = Some(BudgetKind::Finagle);
+        assert_eq!(
+            changed.budget_config(),
+            Some(AnyBudgetConfig::published(BudgetKind::Finagle))
+        );
+        changed.budget = None;
+        assert_eq!(changed.budget_config(), None);
+        assert_eq!(
+            configured
+                .with_budget(Some(BudgetKind::AwsStandard))
+                .budget_config(),
+            Some(AnyBudgetConfig::published(BudgetKind::AwsStandard))
+        );
     }
 }

@@ -6,7 +6,7 @@
 //! the rest. A budget per destination
 //! ([`Partitioned`](stagger_core::budget::Partitioned)) keeps each host's retries to itself.
 //!
-//! Model, a composition of the [composed model](crate::compose)'s parts
+//! Model, a composition of the [model](crate::model)'s parts
 //! ([`Partition::composed`]): one open source, a one-way network, and two hosts behind the
 //! dependency ([`TwoHosts`]).
 //!
@@ -42,12 +42,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{Overrides, Workload, WorkloadKind, check_duration, check_failure_rate, check_window};
-use crate::compose::{Clients, Composed, Dependency, Network, TwoHosts};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
+use crate::model::{Clients, Composed, Dependency, Network, TwoHosts};
+use crate::model::{check_duration, check_failure_rate, check_window};
 use crate::strategy::Strategy;
 
 /// Whether the client holds one budget for every host, or one per host.
@@ -94,9 +93,6 @@ impl FromStr for BudgetPartition {
             })
     }
 }
-
-/// The hosts' keys in a partitioned budget, host A (down) first.
-pub const HOSTS: [&str; 2] = ["host-a.example:443", "host-b.example:443"];
 
 /// The partition workload's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -216,24 +212,14 @@ impl Workload for Partition {
         Ok(())
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]).
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::metrics::ResultRow;
     use stagger_core::budget::BudgetKind;
     use stagger_core::{AnyConfig, PolicyConfig, Preset};
 

@@ -30,12 +30,11 @@ use std::time::Duration;
 use stagger_core::AnyConfig;
 use stagger_core::policy::{Exponential, Immediate};
 
-use super::{Overrides, Workload, WorkloadKind, check_clients};
-use crate::compose::{Clients, Composed, Network};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
+use crate::model::check_clients;
+use crate::model::{Clients, Composed, Network};
 use crate::strategy::Strategy;
 
 /// The serial workload's parameters.
@@ -134,25 +133,7 @@ impl Workload for Serial {
         self.composed().validate()
     }
 
-    /// Each client runs requests one at a time for `duration`, each lasting its attempts'
-    /// round trips and its retries' delays, and no more than `rate` a second: the fewer of
-    /// `duration / lifetime` and `rate x duration`, plus one, requests per client, lifetimes
-    /// counted up to `duration` (the last request runs to its end). A request is one event to
-    /// start, each attempt one, each retry one more: `2 x attempts + 1` per request. A budget
-    /// only takes retries away, and its client paces the next request as after any other, so
-    /// the same bound holds with one. Memory is every client with its one request, and one
-    /// pending event each.
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }

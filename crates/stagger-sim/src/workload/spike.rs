@@ -36,7 +36,7 @@
 //! such a server.
 //!
 //! **A composition.** Both workloads are compositions of the parts of
-//! [`compose`](crate::compose) ([`Spike::composed`], [`Ramp::composed`]): one open source
+//! [`compose`](crate::model) ([`Spike::composed`], [`Ramp::composed`]): one open source
 //! whose rate follows a [`Load`], a one-way network, a dependency with a
 //! [`Service`], each attempt's timeout
 //! ([`Composed::attempt_timeout`]) and the drain after the run ([`DRAIN`]); their rows and
@@ -95,13 +95,11 @@ use std::time::Duration;
 use stagger_core::AnyConfig;
 use stagger_core::policy::{ExponentialFullJitter, Immediate};
 
-use super::{Overrides, Workload, WorkloadKind};
-use crate::compose::{Clients, Composed, Network, Service};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
 use crate::limits;
-use crate::metrics::ResultRow;
+use crate::model::{Clients, Composed, Network, RunOptions, Service};
 use crate::strategy::Strategy;
 pub use crate::timeline::{Load, RECOVERY_HOLD, RECOVERY_SHARE, TAIL, Timeline};
 
@@ -322,7 +320,8 @@ impl Spike {
         max_events: u64,
     ) -> Result<Timeline, SimError> {
         self.validate()?;
-        self.composed().timeline(strategy, seed, max_events)
+        self.composed()
+            .timeline(strategy, &RunOptions::seed(seed).max_events(max_events))
     }
 }
 
@@ -370,7 +369,8 @@ impl Ramp {
         max_events: u64,
     ) -> Result<Timeline, SimError> {
         self.validate()?;
-        self.composed().timeline(strategy, seed, max_events)
+        self.composed()
+            .timeline(strategy, &RunOptions::seed(seed).max_events(max_events))
     }
 }
 
@@ -396,18 +396,8 @@ impl Workload for Spike {
         )
     }
 
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.simulate_within(strategy, seed, max_events)
-            .map(|t| t.row)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }
 
@@ -430,17 +420,7 @@ impl Workload for Ramp {
         )
     }
 
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.simulate_within(strategy, seed, max_events)
-            .map(|t| t.row)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }

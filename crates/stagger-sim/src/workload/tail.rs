@@ -70,13 +70,12 @@
 
 use std::time::Duration;
 
-use super::{Overrides, Workload, WorkloadKind, check_duration, check_window};
-use crate::compose::{Clients, Composed, Dependency, Network, Replicas};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::{Estimate, ns};
-use crate::metrics::ResultRow;
-use crate::strategy::Strategy;
+use crate::estimate::ns;
+use crate::model::{Clients, Composed, Dependency, Network, Replicas};
+use crate::model::{check_duration, check_window};
 
 const SECOND: f64 = 1e9;
 
@@ -275,24 +274,14 @@ impl Workload for Tail {
         Ok(())
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]).
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::strategy::Strategy;
     use stagger_core::AnyConfig;
     use stagger_core::policy::{Immediate, NoRetry};
 

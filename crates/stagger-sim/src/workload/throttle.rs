@@ -39,127 +39,18 @@
 //! attempt reaches it, as an event at that time, so a shared gate learns of a refusal only
 //! then.
 
-use std::fmt;
-use std::str::FromStr;
 use std::time::Duration;
 
 use stagger_core::engine::Dispersal;
 
-use super::{Overrides, Workload, WorkloadKind, check_clients, check_window};
-use crate::compose::{BudgetScope, Clients, Composed, Limiter, LimiterKind, Network};
+use super::{Model, Overrides, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
-use crate::estimate::Estimate;
-use crate::metrics::ResultRow;
+use crate::model::RetryAfterForm;
+use crate::model::{BudgetScope, Clients, Composed, Limiter, LimiterKind, Network};
+use crate::model::{check_clients, check_window};
 use crate::queue::Nanos;
 use crate::strategy::Strategy;
-
-const SECOND: Nanos = 1_000_000_000;
-
-/// How the server states its wait in a refusal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum RetryAfterForm {
-    /// `fixed`: the same wait for everyone (nginx's `Retry-After: 1`).
-    #[default]
-    Fixed,
-    /// `exact`: the time until the limiter can admit the next request (governor's
-    /// `NotUntil`).
-    Exact,
-    /// `fixed-rounded`: the fixed wait, rounded up to whole seconds.
-    FixedRounded,
-    /// `exact-rounded`: the exact wait, rounded up to whole seconds, as a `Retry-After` in
-    /// delay-seconds must be.
-    ExactRounded,
-}
-
-impl RetryAfterForm {
-    /// Every form.
-    pub const ALL: [Self; 4] = [
-        Self::Fixed,
-        Self::Exact,
-        Self::FixedRounded,
-        Self::ExactRounded,
-    ];
-
-    /// The name the CLI uses.
-    #[must_use]
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Fixed => "fixed",
-            Self::Exact => "exact",
-            Self::FixedRounded => "fixed-rounded",
-            Self::ExactRounded => "exact-rounded",
-        }
-    }
-
-    /// The wait told to a refused request: `fixed`, or `exact` (the time until a slot frees),
-    /// rounded up to whole seconds for the rounded forms.
-    #[must_use]
-    pub fn wait(self, fixed: Nanos, exact: Nanos) -> Nanos {
-        let round = |ns: Nanos| ns.div_ceil(SECOND).saturating_mul(SECOND);
-        match self {
-            Self::Fixed => fixed,
-            Self::Exact => exact,
-            Self::FixedRounded => round(fixed),
-            Self::ExactRounded => round(exact),
-        }
-    }
-}
-
-impl fmt::Display for RetryAfterForm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for RetryAfterForm {
-    type Err = SimError;
-
-    fn from_str(name: &str) -> Result<Self, SimError> {
-        Self::ALL
-            .into_iter()
-            .find(|f| f.name() == name)
-            .ok_or(SimError::Invalid {
-                param: "retry_after_form",
-                allowed: "fixed, exact, fixed-rounded or exact-rounded",
-            })
-    }
-}
-
-/// A token bucket of `burst` tokens refilled at one per `interval`, as a generic cell rate
-/// algorithm: exact in integer nanoseconds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RateLimiter {
-    interval: Nanos,
-    /// How far ahead of `theoretical` a request may come: `(burst - 1) × interval`.
-    tolerance: Nanos,
-    /// When the bucket would be full again if nothing more came.
-    theoretical: Nanos,
-}
-
-impl RateLimiter {
-    /// A full bucket of `burst` tokens (at least 1), refilled at `rate` per second.
-    #[must_use]
-    pub fn new(rate: f64, burst: u32) -> Self {
-        let interval = ((SECOND as f64) / rate).round().max(1.0) as Nanos;
-        Self {
-            interval,
-            tolerance: interval.saturating_mul(Nanos::from(burst.max(1) - 1)),
-            theoretical: 0,
-        }
-    }
-
-    /// A request at `now`: `Ok` admits it, `Err` refuses it with the time until the next
-    /// request could be admitted.
-    pub fn admit(&mut self, now: Nanos) -> Result<(), Nanos> {
-        let earliest = self.theoretical.saturating_sub(self.tolerance);
-        if now < earliest {
-            return Err(earliest - now);
-        }
-        self.theoretical = self.theoretical.max(now).saturating_add(self.interval);
-        Ok(())
-    }
-}
 
 /// The throttle's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -313,7 +204,7 @@ impl Workload for Throttle {
         check_clients(self.requests().max(1), Self::MAX_CLIENTS)?;
         check_clients(self.clients, Self::MAX_CLIENTS)?;
         check_window(self.window)?;
-        super::check_duration(self.duration)?;
+        crate::model::check_duration(self.duration)?;
         if let Some(rate) = self.rate
             && !(rate.is_finite() && rate > 0.0 && rate <= crate::limits::MAX_SOURCE_RATE)
         {
@@ -322,7 +213,7 @@ impl Workload for Throttle {
                 allowed: crate::limits::SOURCE_RATE_ALLOWED,
             });
         }
-        crate::compose::check_limiter_rate(self.limit_rate, self.limit_burst)?;
+        crate::model::check_limiter_rate(self.limit_rate, self.limit_burst)?;
         if self.limit_concurrency == Some(0) {
             return Err(SimError::Invalid {
                 param: "limit_concurrency",
@@ -344,55 +235,7 @@ impl Workload for Throttle {
         Ok(())
     }
 
-    /// The composed model's estimate ([`Composed::estimate`]): every retry after a refusal
-    /// waits at least the told wait, inside the deadline, so a request makes at most
-    /// `1 + timeout / wait` attempts, or its policy's limit.
-    fn estimate(&self, strategy: &Strategy) -> Estimate {
-        self.composed().estimate(strategy)
-    }
-
-    fn run_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<ResultRow, SimError> {
-        self.validate()?;
-        self.composed().run_within(strategy, seed, max_events)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_rate_limiter_admits_one_request_per_interval_with_a_burst_of_one() {
-        let mut limiter = RateLimiter::new(5.0, 1);
-        assert_eq!(limiter.admit(0), Ok(()));
-        assert_eq!(limiter.admit(1), Err(200_000_000 - 1));
-        assert_eq!(limiter.admit(200_000_000), Ok(()));
-        // A slot nobody takes is lost: the bucket holds one token.
-        assert_eq!(limiter.admit(1_000_000_000), Ok(()));
-        assert_eq!(limiter.admit(1_100_000_000), Err(100_000_000));
-    }
-
-    #[test]
-    fn a_burst_admits_that_many_at_once() {
-        let mut limiter = RateLimiter::new(10.0, 3);
-        assert!((0..3).all(|_| limiter.admit(0).is_ok()));
-        assert_eq!(limiter.admit(0), Err(100_000_000));
-    }
-
-    #[test]
-    fn rounded_forms_round_up_to_whole_seconds() {
-        assert_eq!(RetryAfterForm::ExactRounded.wait(0, 200_000_000), SECOND);
-        assert_eq!(
-            RetryAfterForm::FixedRounded.wait(1_500_000_000, 0),
-            2 * SECOND
-        );
-        assert_eq!(RetryAfterForm::Exact.wait(SECOND, 3), 3);
-        assert_eq!("exact-rounded".parse(), Ok(RetryAfterForm::ExactRounded));
-        assert!("exactly".parse::<RetryAfterForm>().is_err());
+    fn model(&self) -> Model {
+        Model::Composed(self.composed())
     }
 }

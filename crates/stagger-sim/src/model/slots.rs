@@ -1,6 +1,6 @@
 //! A table of the requests in flight, whose slots are reused once a request is over.
 
-use crate::estimate::grown;
+use crate::memory::grown;
 
 /// Values in numbered slots. A slot freed by [`Slots::remove`] is the next one
 /// [`Slots::insert`] fills (last freed, first reused), so the table holds at most the values

@@ -1,13 +1,23 @@
-//! The replicas of a pool ([`Replicas`](crate::compose::Replicas)): each serves a number of
-//! attempts at once, queues the rest first in, first out, and pauses now and then, its work
-//! stopping while it is paused.
+//! A pool of replicas ([`Replicas`]): each serves a number of attempts at once, queues the
+//! rest first in, first out, and pauses now and then, its work stopping while it is paused.
 
 use std::collections::VecDeque;
 
 use stagger_core::{Rng, SeededRng};
 
-use crate::dist::exponential;
+use crate::dist::{Delay, exponential};
+use crate::model::event::*;
 use crate::queue::Nanos;
+
+/// The pool's state: its replicas and the generator of the service times.
+pub(crate) struct Pool {
+    pub(crate) replicas: Vec<Replica<Kind>>,
+    pub(crate) concurrency: u32,
+    pub(crate) service: Delay,
+    pub(crate) service_rng: SeededRng,
+    pub(crate) pause: Nanos,
+    pub(crate) pause_every: f64,
+}
 
 /// An attempt in a replica's queue: its request's slot, its id, its work, and the answer it
 /// gets once served (the dependency's kind, as an event carries it).

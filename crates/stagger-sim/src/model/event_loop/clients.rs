@@ -1,0 +1,518 @@
+//! The client side of the loop: requests arrive, start their engine runs, send attempts
+//! (through inner layers, or hedged), hear answers and end.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use stagger_core::budget::Budget;
+use stagger_core::engine::HedgeDelay;
+use stagger_core::gate::Gated;
+use stagger_core::{Failure, Rng, SeededRng};
+
+use super::*;
+use crate::dist::exponential;
+use crate::error::SimError;
+use crate::model::SECOND;
+use crate::model::call::{Call, HedgedCall, Settled, Step};
+use crate::model::event_loop::Loop;
+use crate::model::hosts::{DESTINATION, HOSTS, budget_refusals};
+use crate::queue::Nanos;
+
+impl<'a> Loop<'a> {
+    /// Notes that the request in `slot` is a sub-request of `parent`, if it has one.
+    pub(crate) fn own(&mut self, slot: u32, parent: Option<u32>) {
+        if let (Some(fan), Some(parent)) = (self.fan.as_mut(), parent) {
+            let i = slot as usize;
+            if fan.owner.len() <= i {
+                fan.owner.resize(i + 1, 0);
+            }
+            fan.owner[i] = parent;
+        }
+    }
+
+    /// When serial client `c`, whose request ended at `now`, starts its next one: a gap of
+    /// `Exp(1 / rate)` after its last start, or at once if that has passed; `None` once no
+    /// request starts any more.
+    pub(crate) fn next_start(&mut self, c: u32, now: Nanos) -> Option<Nanos> {
+        let source = &mut self.sources[c as usize];
+        let gap = exponential(&mut source.gaps, self.mean_gap) as Nanos;
+        let at = source.last_start.saturating_add(gap).max(now);
+        source.last_start = at;
+        (at < self.end).then_some(at)
+    }
+
+    /// The request in `slot` is over at `now`: frees it, and for a serial client schedules its
+    /// next.
+    #[inline(always)]
+    pub(crate) fn finish(&mut self, slot: u32, now: Nanos) {
+        let Some(request) = self.requests.get(slot) else {
+            return;
+        };
+        let c = request.source;
+        if let Some((counts, successes, refused)) = self.hosts.as_mut() {
+            // The successes and refusals since the last request ended are this one's.
+            let host = &mut counts[usize::from(!request.to_down)];
+            let (now_successes, now_refused) =
+                (self.metrics.successes, budget_refusals(&self.metrics));
+            host.successes += now_successes - *successes;
+            host.refused += now_refused - *refused;
+            (*successes, *refused) = (now_successes, now_refused);
+        }
+        self.requests.remove(slot);
+        if let Some(fan) = self.fan.as_mut() {
+            // The request succeeded if a success was counted since the latest one ended.
+            let succeeded = self.metrics.successes > self.successes_seen;
+            self.successes_seen = self.metrics.successes;
+            if let Some(&p) = fan.owner.get(slot as usize)
+                && let Some(parent) = fan.parents.get(p)
+            {
+                parent.running -= 1;
+                parent.failed |= !succeeded;
+                if parent.running == 0 {
+                    if !parent.failed {
+                        fan.metrics.success(now - parent.started);
+                        if let Some(series) = self.series.as_mut() {
+                            series.success(now);
+                        }
+                    }
+                    fan.parents.remove(p);
+                }
+            }
+        }
+        if matches!(self.model.clients, Clients::Serial { .. })
+            && let Some(at) = self.next_start(c, now)
+        {
+            self.arrive_at(at, c);
+        }
+    }
+
+    /// Source `c`'s request starts at `now`; an open source's next arrival is drawn first.
+    /// With a load that varies, the arrival is a candidate, kept with probability
+    /// `rate(now) / peak` (drawn before the next candidate's gap).
+    pub(crate) fn arrival(&mut self, c: u32, now: Nanos) -> Result<(), SimError> {
+        let source = &mut self.sources[c as usize];
+        let mut kept = true;
+        if matches!(self.model.clients, Clients::Open { .. }) {
+            if let Some((profile, peak)) = &self.thinning {
+                let t = now as f64 / SECOND as f64;
+                kept = source.gaps.next_f64() * peak < profile.at(t);
+            }
+            let next = now.saturating_add(exponential(&mut source.gaps, self.mean_gap) as Nanos);
+            if next < self.end {
+                self.arrive_at(next, c);
+            }
+        }
+        if !kept {
+            return Ok(());
+        }
+        if self.fan.is_some()
+            && let Some(series) = self.series.as_mut()
+        {
+            // The timeline counts requests, not their sub-requests.
+            series.arrival(now);
+        }
+        let parent = self.fan.as_mut().map(|fan| {
+            fan.metrics.first_try();
+            fan.parents.insert(Parent {
+                started: now,
+                running: self.model.fanout,
+                failed: false,
+            })
+        });
+        for _ in 0..self.model.fanout {
+            self.start(c, now, parent)?;
+        }
+        Ok(())
+    }
+
+    /// A request of source `c` starts at `now`, a sub-request of `parent` if it has one.
+    pub(crate) fn start(
+        &mut self,
+        c: u32,
+        now: Nanos,
+        parent: Option<u32>,
+    ) -> Result<(), SimError> {
+        self.metrics.first_try();
+        if parent.is_none()
+            && let Some(series) = self.series.as_mut()
+        {
+            series.arrival(now);
+        }
+        let source = &mut self.sources[c as usize];
+        // With two hosts, the request's host, its policy's generator and its answers' come
+        // from a generator of its own.
+        let (to_down, mut own) = match self.model.dependency.two_hosts {
+            Some(hosts) => {
+                let mut own = source.server().fork();
+                let to_down = own.next_f64() < hosts.share_down;
+                (to_down, Some(own))
+            }
+            None => (false, None),
+        };
+        let host = usize::from(!to_down);
+        if let Some((counts, ..)) = self.hosts.as_mut() {
+            counts[host].requests += 1;
+        }
+        let mut budget = if self.budget_each {
+            self.strategy.client_budget(source.policies.fork())
+        } else if let Some(set) = &source.per_host {
+            Some(Rc::new(set.for_key(HOSTS[host])) as Rc<dyn Budget>)
+        } else {
+            source.budget.clone()
+        };
+        if let Some(gate) = &self.gate {
+            let key = if own.is_some() {
+                HOSTS[host]
+            } else {
+                DESTINATION
+            };
+            budget = Some(Rc::new(Gated::new(budget, Arc::clone(gate), key)));
+        }
+        let policy_rng = own.as_mut().map(SeededRng::fork);
+        let answers = own.unwrap_or(SeededRng::new(0));
+        let tells_waits = self.model.dependency.tells_waits();
+        if let Some(hedging) = self.strategy.hedging {
+            let measured = match hedging.delay() {
+                HedgeDelay::Quantile(q) => self.sketch.quantile(q),
+                _ => None,
+            };
+            let rng = policy_rng.unwrap_or_else(|| source.policies.fork());
+            // A hedged request that may meet a server's wait gets its spread's generator now.
+            let spread = tells_waits.then(|| source.policies.fork());
+            let call = HedgedCall::start(
+                self.template.start(rng),
+                hedging,
+                measured,
+                spread,
+                budget,
+                self.settings,
+                now,
+            )?;
+            let slot = self.requests.insert(Request {
+                run: Driven::Hedged(Box::new(HedgedRequest {
+                    call,
+                    flying: Vec::new(),
+                    wake: Some(now),
+                    used: Vec::new(),
+                })),
+                source: c,
+                met: false,
+                not_before: 0,
+                told_at: 0,
+                sent: 0,
+                reached: false,
+                to_down,
+                answers,
+            });
+            self.own(slot, parent);
+            // The hedged request is asked what to do once the events queued for now are done.
+            self.queue.push(now, Event::Wake(slot));
+            return Ok(());
+        }
+        let mut call = Call::start(
+            self.template
+                .start(policy_rng.unwrap_or_else(|| source.policies.fork())),
+            budget,
+            self.settings,
+            now,
+        );
+        if self.model.per_request() && tells_waits {
+            call = call.spread(source.policies.fork());
+        }
+        let slot = self.requests.insert(Request {
+            run: Driven::Retried {
+                call,
+                inner: Vec::new(),
+                pending: None,
+                sent_at: 0,
+                trip: 0,
+            },
+            source: c,
+            met: false,
+            not_before: 0,
+            told_at: 0,
+            sent: 0,
+            reached: false,
+            to_down,
+            answers,
+        });
+        self.own(slot, parent);
+        self.send(slot, now)
+    }
+
+    /// The request in `slot` sends an attempt at `now`, if the engine lets it: a gate may hold
+    /// it to a later slot. An attempt of a layer above the innermost starts a run of the layer
+    /// below, which sends its first attempt at once; the innermost layer's attempt goes to the
+    /// dependency.
+    pub(crate) fn send(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        let Some(request) = self.requests.get(slot) else {
+            return Ok(());
+        };
+        let Driven::Retried { inner, .. } = &request.run else {
+            return self.step(slot, now);
+        };
+        let mut depth = inner.len();
+        let remaining = loop {
+            let Some(top) = request.top() else {
+                return Ok(());
+            };
+            // Only a gate or a server's wait can hold an attempt back; without either, the
+            // answer is always to go now, and not asking saves a tenth of an attempt's cost.
+            let begun = if self.may_wait {
+                match top.pace(now) {
+                    Ok(None) => top.try_begin(now),
+                    Ok(Some(at)) => {
+                        self.queue.push(at, Event::Send(slot));
+                        return Ok(());
+                    }
+                    Err(stopped) => Err(stopped),
+                }
+            } else {
+                top.try_begin(now)
+            };
+            let attempt = match begun {
+                Ok(attempt) => attempt,
+                Err(stopped) => {
+                    self.ended(slot, now, Ended::GaveUp(stopped));
+                    return Ok(());
+                }
+            };
+            let Some(layer) = self.layers.get(depth) else {
+                break attempt.remaining;
+            };
+            // The layer below runs inside this attempt: within the time it has, and its own
+            // deadline if that is sooner, as an executor's attempt is raced against it.
+            let mut settings = layer.settings;
+            if let Some(left) = attempt.remaining {
+                let within = settings.timeout().map_or(left, |own| own.min(left));
+                settings = settings.with_timeout(within);
+            }
+            let mut call = Call::start(
+                layer.policy.running(self.layer_rngs.fork())?,
+                self.no_budget.clone(),
+                settings,
+                now,
+            );
+            call.nest();
+            if let Driven::Retried { inner, .. } = &mut request.run {
+                inner.push(call);
+            }
+            depth += 1;
+        };
+        request.sent += 1;
+        self.metrics.attempt(now, request.sent);
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        if let Driven::Retried {
+            pending, sent_at, ..
+        } = &mut request.run
+        {
+            *pending = Some(id);
+            *sent_at = now;
+        }
+        let c = request.source as usize;
+        self.dispatch(slot, id, c, now, remaining);
+        Ok(())
+    }
+
+    /// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts
+    /// it sends, sets the wake-up it asks for, or ends it.
+    pub(crate) fn step(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        loop {
+            let Some(request) = self.requests.get(slot) else {
+                return Ok(());
+            };
+            let Driven::Hedged(h) = &mut request.run else {
+                return Ok(());
+            };
+            match h.call.next(now, &mut self.metrics) {
+                Step::Send(number, remaining) => {
+                    request.sent += 1;
+                    let id = self.next_id;
+                    self.next_id = self.next_id.wrapping_add(1);
+                    h.flying.push(Flying {
+                        id,
+                        number,
+                        sent: now,
+                        trip: 0,
+                    });
+                    let c = request.source as usize;
+                    self.dispatch(slot, id, c, now, remaining);
+                }
+                Step::WakeAt(at) => {
+                    if h.wake.is_none_or(|w| at < w) {
+                        h.wake = Some(at);
+                        self.queue.push(at, Event::Wake(slot));
+                    }
+                    return Ok(());
+                }
+                Step::Idle => return Ok(()),
+                Step::Done => {
+                    self.finish_hedged(slot, now);
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    /// The hedged request in `slot` asked to be woken at `now`.
+    pub(crate) fn wake(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+        let Some(Request {
+            run: Driven::Hedged(h),
+            ..
+        }) = self.requests.get(slot)
+        else {
+            return Ok(());
+        };
+        if h.wake != Some(now) {
+            return Ok(());
+        }
+        h.wake = None;
+        self.step(slot, now)
+    }
+
+    /// The hedged request in `slot` is over at `now`: its attempts still awaited are abandoned
+    /// (the dependency works on), each measured for as long as it ran.
+    pub(crate) fn finish_hedged(&mut self, slot: u32, now: Nanos) {
+        if let Some(Request {
+            run: Driven::Hedged(h),
+            ..
+        }) = self.requests.get(slot)
+        {
+            for f in &h.flying {
+                self.sketch.record(Duration::from_nanos(now - f.sent));
+            }
+            self.outstanding -= h.flying.len() as u64;
+        }
+        self.finish(slot, now);
+    }
+
+    /// Attempt `id` of the request in `slot` ended at `now` with `result` (its answer, or its
+    /// timeout), if the request still awaits it.
+    pub(crate) fn heard(
+        &mut self,
+        slot: u32,
+        id: Id,
+        now: Nanos,
+        result: Result<(), Failure>,
+    ) -> Result<(), SimError> {
+        let Some(request) = self.requests.get(slot).filter(|r| r.awaits(id)) else {
+            return Ok(());
+        };
+        self.outstanding -= 1;
+        let h = match &mut request.run {
+            Driven::Retried { pending, .. } => {
+                *pending = None;
+                match self.settle_top(slot, now, result) {
+                    Some(Settled::RetryAt(at)) => self.queue.push(at, Event::Send(slot)),
+                    Some(Settled::Succeeded { latency }) => {
+                        self.ended(slot, now, Ended::Succeeded { latency });
+                    }
+                    Some(Settled::GaveUp(stopped)) => {
+                        self.ended(slot, now, Ended::GaveUp(stopped));
+                    }
+                    None => {}
+                }
+                return Ok(());
+            }
+            Driven::Hedged(h) => h,
+        };
+        let Some(i) = h.flying.iter().position(|f| f.id == id) else {
+            return Ok(());
+        };
+        let flying = h.flying.swap_remove(i);
+        self.sketch.record(Duration::from_nanos(now - flying.sent));
+        let before = self.metrics.successes;
+        if !h
+            .call
+            .answered(flying.number, now, result, &mut self.metrics)
+        {
+            return self.step(slot, now);
+        }
+        if self.metrics.successes > before {
+            self.succeeded(slot, now);
+        }
+        self.finish_hedged(slot, now);
+        Ok(())
+    }
+
+    /// The request in `slot` succeeded at `now` (its success recorded): the outage's and the
+    /// timeline's counts.
+    pub(crate) fn succeeded(&mut self, slot: u32, now: Nanos) {
+        if self.requests.get(slot).is_some_and(|r| r.met) {
+            self.outage.met_succeeded += 1;
+        }
+        if self.fan.is_none()
+            && let Some(series) = self.series.as_mut()
+        {
+            series.success(now);
+        }
+    }
+
+    /// The innermost run in progress of the request in `slot` hears `result` at `now`. A run
+    /// that needs a generator for the spread above a server's wait gets one first: the
+    /// outermost from its source's policy generator, an inner one from the inner layers'
+    /// stream. `None` if the slot is empty.
+    pub(crate) fn settle_top(
+        &mut self,
+        slot: u32,
+        now: Nanos,
+        result: Result<(), Failure>,
+    ) -> Option<Settled> {
+        let request = self.requests.get(slot)?;
+        let source = request.source as usize;
+        let inner = matches!(&request.run, Driven::Retried { inner, .. } if !inner.is_empty());
+        let top = request.top()?;
+        if let Err(failure) = &result
+            && top.wants_spread(failure)
+        {
+            let rng = if inner {
+                self.layer_rngs.fork()
+            } else {
+                self.sources[source].policies.fork()
+            };
+            top.give_spread(rng);
+        }
+        Some(top.settle(now, result))
+    }
+
+    /// The innermost run in progress of the request in `slot` ended at `now`: an inner layer's
+    /// end is the answer to the attempt of the layer above, which may retry (a new run of the
+    /// layer below); the outermost layer's end is the request's, recorded.
+    pub(crate) fn ended(&mut self, slot: u32, now: Nanos, mut ended: Ended) {
+        loop {
+            let Some(Request {
+                run: Driven::Retried { inner, .. },
+                ..
+            }) = self.requests.get(slot)
+            else {
+                return;
+            };
+            if inner.pop().is_none() {
+                match ended {
+                    Ended::Succeeded { latency } => {
+                        self.metrics.success(latency);
+                        self.succeeded(slot, now);
+                    }
+                    Ended::GaveUp(stopped) => self.metrics.gave_up(stopped.reason),
+                }
+                self.finish(slot, now);
+                return;
+            }
+            let result = match &ended {
+                Ended::Succeeded { .. } => Ok(()),
+                Ended::GaveUp(stopped) => Err(failure_of(stopped)),
+            };
+            ended = match self.settle_top(slot, now, result) {
+                Some(Settled::RetryAt(at)) => {
+                    self.queue.push(at, Event::Send(slot));
+                    return;
+                }
+                Some(Settled::Succeeded { latency }) => Ended::Succeeded { latency },
+                Some(Settled::GaveUp(stopped)) => Ended::GaveUp(stopped),
+                None => return,
+            };
+        }
+    }
+}
