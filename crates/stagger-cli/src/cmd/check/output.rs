@@ -181,9 +181,7 @@ fn text(r: &Report) -> String {
                     .map_or_else(|| "-".to_owned(), |g| format!("{g:.3} ({})", verdict(g))),
             ]);
         }
-        let mut bytes = Vec::new();
-        let _ = table.write(&mut bytes);
-        for line in String::from_utf8_lossy(&bytes).lines() {
+        for line in table.markdown().lines() {
             let _ = writeln!(s, "  {line}");
         }
         let defaults: Vec<String> = r
