@@ -1,8 +1,13 @@
 //! The published findings beside ours: the table of each claim, how its words are read and
 //! what the models give, and for each finding not reproduced, why.
+//!
+//! A why is worked out where the board knows it, from the policy's own arithmetic (how long
+//! `constant` keeps trying against how long the outage lasts), so the note shows where the
+//! model's figure comes from and not only that it differs.
 
 use std::fmt::Write as _;
 
+use stagger_core::duration::human;
 use stagger_sim::scoreboard::Scoreboard;
 
 use super::cells::{pct, row, table};
@@ -71,7 +76,6 @@ pub(super) fn not_reproduced(board: &Scoreboard) -> String {
     for finding in board.fidelity.iter().filter(|f| !f.reproduced) {
         let why = match finding.claim {
             Claim::OutageConstantRarelySucceeds => (|| {
-                let human = stagger_core::duration::human;
                 let down = stagger_sim::workload::outage::Outage::default().down_for;
                 let patience = constant_patience();
                 let c = row(&board.outage, "constant")?;

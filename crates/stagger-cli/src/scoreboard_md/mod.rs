@@ -1,12 +1,13 @@
 //! The scoreboard (`docs/scoreboard.md`), the README's summary and the pages' measured
 //! sections, as Markdown, from a [`Scoreboard`] of simulator runs.
 //!
-//! The runs' figures come from the board. Around them the text also works out, from the
-//! models' and the policies' own definitions, the figures that explain them (a policy's mean
-//! patience, a model's steady state, the ratio of two rows), so no number in the prose is
-//! typed by hand and each changes with what it is read from. One module a section, in the
-//! document's order; [`cells`] is how every table writes its figures, and [`pages`] reuses
-//! the sections on the pages that cite them.
+//! The runs' figures come from the board. The text around them is more than presentation: it
+//! works out, from the models' and the policies' own definitions, the figures that explain
+//! them (a policy's mean patience, a model's steady state, the ratio of two rows), so those
+//! follow the code they are read from; the setups the headings name (1000 clients, a 30 s
+//! outage) are written as text. Each section of the document is a module, which
+//! [`document`] puts in order; [`cells`] is how every table writes its figures, and [`pages`]
+//! reuses the sections on the pages that cite them.
 
 mod cells;
 mod findings;

@@ -1,6 +1,9 @@
-//! The measured sections the documentation's pages end with: a policy's page, the
-//! server-directed waits page and the hedging page, each the page's text from `stagger-core`
-//! followed by the scoreboard's own sections on the workloads it cites.
+//! The measured sections of the documentation's pages: the figures a policy's page ends
+//! with, and the server-directed waits and hedging pages whole, each the page's text from
+//! `stagger-core` followed by the scoreboard's own sections on the workloads it cites.
+//!
+//! A page reuses the scoreboard's sections rather than its own words for them, so a page and
+//! the scoreboard never describe the same run two ways.
 
 use stagger_sim::scoreboard::Labelled;
 

@@ -7,6 +7,7 @@
 
 use std::fmt::Write as _;
 
+use stagger_core::duration::human;
 use stagger_sim::ResultRow;
 use stagger_sim::scoreboard::Scoreboard;
 
@@ -115,7 +116,6 @@ fn decision_table(board: &Scoreboard) -> String {
     .unwrap_or_else(missing);
 
     let down = stagger_sim::workload::outage::Outage::default().down_for;
-    let human = stagger_core::duration::human;
     let patience = (|| {
         let fj = AnyConfig::from(PolicyKind::ExponentialFullJitter);
         let more = fj.set(Param::MaxAttempts(fj.max_attempts() + 1)).ok()?;
@@ -277,7 +277,6 @@ fn why_not_exponential(board: &Scoreboard) -> String {
     let text = (|| {
         let (ex, fj) = (PolicyKind::Exponential, PolicyKind::ExponentialFullJitter);
         let down = stagger_sim::workload::outage::Outage::default().down_for;
-        let human = stagger_core::duration::human;
         let (pe, pf) = (
             mean_patience(AnyConfig::from(ex)),
             mean_patience(AnyConfig::from(fj)),

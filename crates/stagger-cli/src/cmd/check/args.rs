@@ -1,8 +1,9 @@
-//! The flags of `stagger check`, and the refusals of values the simulator cannot run.
+//! The flags of `stagger check`, and the refusal of values no run of the check can take.
 //!
-//! Their bounds are the simulator's (`stagger_sim::limits`, `OpenLoop`'s), so a flag clap
-//! accepts is one every run of the check can take; the checks clap cannot make (a rate that
-//! adds up to less than one request, or too many a client) are [`validate`]'s.
+//! Their bounds are the simulator's (`stagger_sim::limits`, `OpenLoop`'s), checked before
+//! anything is read or run: clap checks each flag on its own, [`validate`] what depends on
+//! two (a rate and an outage that add up to less than one request, a rate too high for the
+//! clients) or on a parsed duration.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -28,9 +28,13 @@ pub(super) struct Subject {
     pub(super) file: String,
     /// Where in a service config it comes from; `None` for a retry configuration file.
     pub(super) grpc: Option<Grpc>,
+    /// The retry policy; for a hedged subject, its attempts with no backoff.
     pub(super) policy: AnyConfig,
+    /// The retry budget and its kind, if it has one: one per client in every run.
     pub(super) budget: Option<(BudgetKind, AnyBudgetConfig)>,
+    /// The executor's settings: deadline, attempt timeout, server waits, nesting.
     pub(super) settings: Settings,
+    /// How it hedges, if it hedges instead of retrying.
     pub(super) hedging: Option<Hedging>,
     /// Whether it paces its calls through a gate per destination.
     pub(super) gated: bool,

@@ -28,7 +28,7 @@ use crate::progress::Progress;
 
 /// The deadline the runs simulate: the configuration's, or a day if it is longer (the
 /// simulator's limit, which no run of the check comes near; a note says so).
-pub(super) fn simulated_deadline(settings: &Settings) -> Option<Duration> {
+fn simulated_deadline(settings: &Settings) -> Option<Duration> {
     settings.timeout().map(|t| t.min(MAX_OUTAGE))
 }
 
@@ -104,8 +104,9 @@ pub(super) struct Plan {
     pub(super) without_budget: Run,
     /// The total outage with the configuration's budget, if it has one.
     pub(super) with_budget: Option<Run>,
-    /// The 429 storm as the configuration meets it, and its runs, one per seed.
+    /// The 429 storm as the configuration meets it.
     pub(super) throttle: Throttle,
+    /// The 429 storm's runs, one per seed.
     pub(super) throttle_runs: Vec<Run>,
     /// Each row of the canonical workloads: its label and its policy, then its herd, outage
     /// and spike runs.
@@ -139,8 +140,6 @@ impl Plan {
             ..OpenLoop::default()
         }
         .composed();
-        // The simulator takes deadlines up to a day: a longer one is a day there, which no
-        // run of the check comes near.
         total.deadline = simulated_deadline(&subject.settings);
         total.attempt_timeout = subject.settings.attempt_timeout();
         total.dispersal = subject.settings.dispersal();

@@ -24,36 +24,49 @@ use crate::progress::Progress;
 /// What one configuration commits its user to.
 #[derive(Debug, Serialize)]
 pub(super) struct Report {
+    /// Where the configuration comes from, as the text's first line says ([`Subject::source`]).
     pub(super) source: String,
     /// A service config's method configs that have this policy, each by its names, in the
     /// file's order; empty for a retry configuration file.
     pub(super) method_configs: Vec<String>,
+    /// The policy's catalog name.
     pub(super) policy: &'static str,
+    /// The attempts a request makes at most, first included: its hedges', if it hedges.
     pub(super) max_attempts: u32,
     /// The delay before each retry: its band, in milliseconds.
     pub(super) delays_ms: Vec<(f64, f64)>,
     /// The sum of the delays: the retry window's band, in milliseconds.
     pub(super) window_ms: (f64, f64),
+    /// The deadline of a whole call, retries included, if it sets one.
     pub(super) deadline: Option<String>,
+    /// The retry budget, its parameters and whose they are, if it has one.
     pub(super) budget: Option<String>,
+    /// How it hedges, if it hedges instead of retrying.
     pub(super) hedging: Option<String>,
+    /// Whether an uncertain failure may be retried.
     pub(super) idempotent: bool,
+    /// Attempts per request through `--layers`.
     pub(super) layers: Layers,
+    /// The load of the total outage of `--outage`.
     pub(super) outage: Option<OutageLoad>,
+    /// The 429 storm.
     pub(super) throttle: Option<ThrottleFigure>,
     /// The world seed of the simulator runs.
     pub(super) seed: u64,
+    /// This configuration and the catalog's defaults beside it, on the canonical workloads.
     pub(super) workloads: Vec<WorkloadRow>,
     /// The spike as the scoreboard runs it, beside the rows' own.
     pub(super) spike_reference: SpikeReference,
     /// What the runs leave out of the configuration.
     pub(super) notes: Vec<String>,
+    /// What to change, each with its fix.
     pub(super) warnings: Vec<Warning>,
 }
 
 /// Attempts per request through the layers.
 #[derive(Debug, Serialize)]
 pub(super) struct Layers {
+    /// The layers of `--layers`.
     pub(super) layers: u32,
     /// When each layer retries on its own (other libraries, or `nested = "retry"`): the
     /// attempts multiply. `None` past `u64::MAX`.
@@ -92,8 +105,11 @@ pub(super) struct SimulatedLayers {
 /// The load on a dependency that is down, measured.
 #[derive(Debug, Serialize)]
 pub(super) struct OutageLoad {
+    /// The requests a second of `--rate`.
     pub(super) rate: f64,
+    /// The clients of `--clients`.
     pub(super) clients: u64,
+    /// How long the outage lasts, in a reader's units.
     pub(super) duration: String,
     /// Attempts per request without a budget.
     pub(super) without_budget: f64,
@@ -106,15 +122,19 @@ pub(super) struct OutageLoad {
 pub(super) struct ThrottleFigure {
     /// Mean requests served of 20, over the seeds.
     pub(super) served: f64,
+    /// The seeds run, from the world seed on.
     pub(super) seeds: u64,
     /// Retries sent before the server's time, over every seed.
     pub(super) early_retries: u64,
+    /// How each 429's wait is spread above the server's time.
     pub(super) dispersal: &'static str,
     /// Whether `dispersal` is stagger's default, the file setting none.
     pub(super) default_dispersal: bool,
+    /// The deadline of each request, in a reader's units.
     pub(super) deadline: String,
     /// Whether the deadline is the configuration's own (or the trial's 3 s, if it sets none).
     pub(super) own_deadline: bool,
+    /// The longest server wait that is waited for, in a reader's units.
     pub(super) max_server_wait: String,
     /// Whether `max_server_wait` is stagger's default, the file setting none.
     pub(super) default_max_server_wait: bool,
@@ -123,6 +143,7 @@ pub(super) struct ThrottleFigure {
 /// One strategy on the canonical workloads.
 #[derive(Debug, Serialize)]
 pub(super) struct WorkloadRow {
+    /// `this configuration`, or a policy `at its defaults`.
     pub(super) label: String,
     /// The policy's parameters, as a configuration file writes them.
     pub(super) parameters: String,
@@ -141,6 +162,7 @@ pub(super) struct WorkloadRow {
 pub(super) struct SpikeReference {
     /// The scoreboard's name for it.
     pub(super) label: &'static str,
+    /// Its catalog policy.
     pub(super) policy: &'static str,
     /// Its parameters, as a configuration file writes them.
     pub(super) parameters: String,
@@ -154,7 +176,9 @@ pub(super) struct SpikeReference {
 /// A plain warning and its fix.
 #[derive(Debug, Serialize)]
 pub(super) struct Warning {
+    /// What the configuration does, with the figure behind it.
     pub(super) what: String,
+    /// The setting that fixes it, as a configuration file writes it.
     pub(super) fix: String,
 }
 
