@@ -1,5 +1,5 @@
-//! What `stagger simulate` may use: the memory of the machine and of the process, read once at
-//! start, and the sizes and counts of its limit flags.
+//! What `stagger simulate` and `stagger check` may use: the memory of the machine and of the
+//! process, read once at start, and the sizes and counts of their limit flags.
 //!
 //! The memory limit by default is [`SHARE`] of the smaller of the process's address-space
 //! limit (`RLIMIT_AS`, the soft limit in `/proc/self/limits`) and the machine's memory

@@ -1,7 +1,8 @@
 //! `stagger`: the policy catalog, schedules as data, and reports, from the command line.
 //!
-//! Each subcommand is one file under `cmd/` that turns flags into library calls; the domain
-//! logic lives in `stagger-core`. Errors print one line on stderr and exit with status 2.
+//! Each subcommand is a module under `cmd/` that turns flags into library calls; the domain
+//! logic lives in `stagger-core` and the simulator in `stagger-sim`. Errors print one line on
+//! stderr and exit with status 2.
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -1,4 +1,5 @@
-//! SVG plots of the scoreboard. Presentation only.
+//! SVG plots, the scoreboard's and `stagger simulate`'s, with the captions a page shows under
+//! them. Presentation only: each line is a run's series or a sweep's points as they are.
 
 use std::path::Path;
 

@@ -9,6 +9,7 @@ pub(crate) struct Table {
 }
 
 impl Table {
+    /// An empty table with these column headers.
     pub(crate) fn new<I: IntoIterator<Item = S>, S: Into<String>>(header: I) -> Self {
         Self {
             header: header.into_iter().map(Into::into).collect(),
@@ -16,10 +17,20 @@ impl Table {
         }
     }
 
+    /// Adds a row of cells, one per header.
     pub(crate) fn row<I: IntoIterator<Item = S>, S: Into<String>>(&mut self, cells: I) {
         self.rows.push(cells.into_iter().map(Into::into).collect());
     }
 
+    /// The table as [`Table::write`] writes it, as a string.
+    pub(crate) fn markdown(&self) -> String {
+        let mut buf = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = self.write(&mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    }
+
+    /// Writes the table to `out`, each column padded to its widest cell.
     pub(crate) fn write(&self, out: &mut dyn Write) -> io::Result<()> {
         let widths: Vec<usize> = (0..self.header.len())
             .map(|c| {

@@ -1,4 +1,5 @@
-//! `stagger explain NAME`: a policy's page, or a preset's provenance.
+//! `stagger explain NAME`: a policy's page with its measured figures, a preset's provenance, a
+//! budget's page, or the server-directed waits or hedging page with its measurements.
 
 use std::io::Write;
 

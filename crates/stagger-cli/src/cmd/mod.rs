@@ -1,4 +1,5 @@
-//! One file per subcommand: flags in, library calls, output out.
+//! One module per subcommand: flags in, library calls, output out. A subcommand with several
+//! stages (`check`) is a folder, one file a stage.
 
 pub(crate) mod bench;
 pub(crate) mod budgets;

@@ -1,4 +1,5 @@
-//! `stagger simulate`: run policies (and budgets) on a canonical workload.
+//! `stagger simulate`: run policies (and budgets) on a canonical workload, or a scenario file's
+//! retry stack on the model of its system.
 
 use std::io::Write;
 use std::time::Duration;
