@@ -117,6 +117,7 @@ mod report;
 pub mod reqwest;
 mod retry;
 mod retry_error;
+mod setup;
 pub mod sleep;
 #[cfg(feature = "tower")]
 pub mod tower;
