@@ -1,16 +1,16 @@
 //! The async executor: a [`Retry`] awaited, and the one async driver every integration runs on.
 //!
 //! The tower layer and the reqwest middleware are operations driven by this same future, so
-//! the deadline's timer, the re-sleep after an early wake, the guard against timers that fire
-//! early and the yield after a zero delay are written here once.
+//! the re-sleep after an early wake and the yield after a zero delay are written here once; the
+//! deadline's timer and its guard against timers that fire early are [`timer`]'s, shared with
+//! the hedging driver.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
-use stagger_core::engine::Budget;
-use stagger_core::{Clock, IntoPolicy, Timestamp};
+use stagger_core::{IntoPolicy, Timestamp};
 
 use crate::driver::{After, Driver, OutcomeOf, Pace, ResultOf};
 use crate::hooks::{HookSet, HooksFor};
@@ -19,6 +19,7 @@ use crate::operation::AsyncOperation;
 use crate::retry::Retry;
 use crate::retry_error::{Outcome, RetryError};
 use crate::sleep::Sleeper;
+use crate::timer::{self, EarlyFires};
 use crate::trace;
 
 impl<O, P, H> Retry<O, P, H>
@@ -165,7 +166,7 @@ where
         let mut this = self.project();
         let _span = this.span.enter();
         // Times the deadline's timer fired before the deadline in this poll.
-        let mut early_fires = 0u32;
+        let mut early_fires = EarlyFires::new();
         if let Some(retry) = this.start.take() {
             match Driver::start(retry) {
                 Ok(driver) => *this.driver = Some(driver),
@@ -193,11 +194,12 @@ where
                             continue;
                         }
                         Poll::Pending => {
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
                                 None,
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -247,11 +249,12 @@ where
                         Poll::Pending => {
                             // The attempt begins on a later poll, at a time read then.
                             driver.lost_track_of_time();
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
                                 Some(now),
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -273,11 +276,12 @@ where
                     match polled {
                         Poll::Ready(result) => driver.after(result),
                         Poll::Pending => {
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 *expires,
                                 Some(*started),
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -311,67 +315,6 @@ where
                     *this.driver = None;
                     return Poll::Ready(outcome);
                 }
-            }
-        }
-    }
-}
-
-/// Polls the timer for `at` (the run's deadline, or the attempt's expiry), arming it on first
-/// use: ready with the time once `at` has passed on the clock; pending for ever without one. A
-/// timer that fires early is re-armed for the rest; one that keeps firing at once makes the
-/// task yield rather than spin.
-///
-/// `since` is a time just read for the attempt (its start): a timer armed for the first time
-/// is armed from it, without another clock read, so that an attempt reads the clock twice,
-/// before and after, deadline or not. It fires no earlier than `at`, and late by no more than
-/// the time between that reading and the arming.
-fn poll_deadline<O, Pol, H>(
-    mut timer: Pin<&mut Option<<H::Sleeper as Sleeper>::Sleep>>,
-    at: Option<Timestamp>,
-    mut since: Option<Timestamp>,
-    driver: &Driver<O, Pol, H>,
-    early_fires: &mut u32,
-    cx: &mut Context<'_>,
-) -> Poll<Timestamp>
-where
-    O: AsyncOperation,
-    Pol: stagger_core::Policy,
-    H: HookSet,
-    H::Sleeper: Sleeper,
-    H::Clock: Clock,
-    H::Budget: Budget,
-{
-    let Some(at) = at else {
-        return Poll::Pending;
-    };
-    loop {
-        let fired = match timer.as_mut().as_pin_mut() {
-            Some(sleep) => {
-                ready!(sleep.poll(cx));
-                true
-            }
-            None => match since.take() {
-                Some(start) if start < at => {
-                    timer.set(Some(
-                        driver.sleeper.sleep(at.saturating_duration_since(start)),
-                    ));
-                    continue;
-                }
-                _ => false,
-            },
-        };
-        let now = driver.clock.now();
-        if now >= at {
-            return Poll::Ready(now);
-        }
-        timer.set(Some(
-            driver.sleeper.sleep(at.saturating_duration_since(now)),
-        ));
-        if fired {
-            *early_fires += 1;
-            if *early_fires > 3 {
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
             }
         }
     }

@@ -10,7 +10,7 @@
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use stagger_core::engine::{Answer, Hedge, HedgeDelay, Hedger, Hedging, StopReason};
@@ -26,6 +26,7 @@ use crate::operation::AsyncOperation;
 use crate::retry::Retry;
 use crate::retry_error::{Last, Outcome};
 use crate::sleep::Sleeper;
+use crate::timer::{self, EarlyFires};
 use crate::trace;
 use stagger_core::Clock;
 
@@ -210,7 +211,7 @@ where
         let Some(run) = this.run.as_mut() else {
             panic!("HedgeFuture polled after it completed");
         };
-        let mut early_fires = 0u32;
+        let mut early_fires = EarlyFires::new();
         loop {
             if let Polled::Done(outcome) = run.step(cx) {
                 *this.run = None;
@@ -222,9 +223,7 @@ where
             };
             if run.timer_at != Some(at) {
                 let now = run.driver.clock.now();
-                this.timer.set(Some(
-                    run.driver.sleeper.sleep(at.saturating_duration_since(now)),
-                ));
+                timer::arm(this.timer.as_mut(), &run.driver.sleeper, now, at);
                 run.timer_at = Some(at);
             }
             let Some(timer) = this.timer.as_mut().as_pin_mut() else {
@@ -236,13 +235,9 @@ where
             run.timer_at = None;
             this.timer.set(None);
             if run.driver.clock.now() < at {
-                // A timer that fired early: arm it again, and yield rather than spin if it
-                // keeps doing so.
-                early_fires += 1;
-                if early_fires > 3 {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
+                // A timer that fired early: step again and arm it again, and yield rather than
+                // spin if it keeps doing so.
+                ready!(early_fires.fired_early(cx));
             }
         }
     }

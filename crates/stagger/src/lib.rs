@@ -119,6 +119,7 @@ mod retry;
 mod retry_error;
 mod setup;
 pub mod sleep;
+mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod trace;
