@@ -72,10 +72,52 @@ impl<O, P, H> Retry<O, P, H> {
     /// # fn main() {}
     /// ```
     pub fn hedge(self, hedging: Hedging) -> Hedged<O, P, H> {
-        Hedged {
-            retry: self,
+        Hedges::for_one_run(hedging).hedge(self)
+    }
+}
+
+/// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
+/// every attempt is measured into. [`Retry::hedge`], the tower `RetryLayer::hedge` and the
+/// reqwest `RetryMiddleware::hedge` each keep one, so that which latencies a front end
+/// measures into, and how a hedged run is made of a retry, are written once.
+#[derive(Clone, Debug)]
+pub(crate) struct Hedges {
+    pub(crate) hedging: Hedging,
+    pub(crate) latencies: Option<Arc<LatencySketch>>,
+}
+
+impl Hedges {
+    /// For one run: latencies only when given ([`Hedged::latencies`]); a run's own attempts
+    /// alone could not tell its first hedge when to go.
+    pub(crate) const fn for_one_run(hedging: Hedging) -> Self {
+        Self {
             hedging,
             latencies: None,
+        }
+    }
+
+    /// For a front end that runs many requests: the latencies `given`, or else, for a delay at
+    /// a quantile, a sketch of its own, which all its requests measure into and read.
+    #[cfg(any(feature = "tower", feature = "reqwest"))]
+    pub(crate) fn for_requests(hedging: Hedging, given: Option<Arc<LatencySketch>>) -> Self {
+        let latencies = given.or_else(|| {
+            matches!(hedging.delay(), HedgeDelay::Quantile(_))
+                .then(|| Arc::new(LatencySketch::new()))
+        });
+        Self { hedging, latencies }
+    }
+
+    /// Measures into `latencies`, in place of any other.
+    pub(crate) fn latencies(&mut self, latencies: Arc<LatencySketch>) {
+        self.latencies = Some(latencies);
+    }
+
+    /// The hedged run of `retry`.
+    #[inline]
+    pub(crate) fn hedge<O, P, H>(self, retry: Retry<O, P, H>) -> Hedged<O, P, H> {
+        Hedged {
+            retry,
+            hedges: self,
         }
     }
 }
@@ -85,8 +127,7 @@ impl<O, P, H> Retry<O, P, H> {
 #[must_use = "a hedged run does nothing unless awaited"]
 pub struct Hedged<O, P, H> {
     retry: Retry<O, P, H>,
-    hedging: Hedging,
-    latencies: Option<Arc<LatencySketch>>,
+    hedges: Hedges,
 }
 
 impl<O, P, H> Hedged<O, P, H> {
@@ -96,7 +137,7 @@ impl<O, P, H> Hedged<O, P, H> {
     /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
     /// of it.
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.latencies = Some(latencies);
+        self.hedges.latencies(latencies);
         self
     }
 }
@@ -252,8 +293,7 @@ where
 {
     let Hedged {
         retry,
-        hedging,
-        latencies,
+        hedges: Hedges { hedging, latencies },
     } = hedged;
     let mut driver = Driver::start(retry)?;
     let invalid = match (hedging.validate(), hedging.delay(), &latencies) {

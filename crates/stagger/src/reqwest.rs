@@ -131,13 +131,14 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{ForDestination, Unlimited};
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{Attempt, HedgeDelay, Hedging, Nested, Settings, StopReason};
+use stagger_core::engine::{Attempt, Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::{TokioClock, WallClock};
+use crate::hedge::Hedges;
 use crate::hooks::Hooks;
 use crate::http::{HttpClassifier, classify_status, is_idempotent};
 use crate::notify::{Notify, RetryEvent};
@@ -378,12 +379,13 @@ impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
     /// flight twice. A delay at a latency quantile reads one [`LatencySketch`] per middleware
     /// (give your own with [`latencies`](RetryMiddleware::latencies)).
     #[must_use]
-    pub fn hedge(mut self, hedging: Hedging) -> Self {
-        if matches!(hedging.delay(), HedgeDelay::Quantile(_)) && self.latencies.is_none() {
-            self.latencies = Some(Arc::new(LatencySketch::new()));
+    pub fn hedge(self, hedging: Hedging) -> Self {
+        let Hedges { hedging, latencies } = Hedges::for_requests(hedging, self.latencies);
+        Self {
+            hedging: Some(hedging),
+            latencies,
+            ..self
         }
-        self.hedging = Some(hedging);
-        self
     }
 
     /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
@@ -487,11 +489,8 @@ where
         let outcome = match self.hedging {
             None => retry.outcome().await,
             Some(hedging) => {
-                let hedged = retry.hedge(hedging);
-                match &self.latencies {
-                    Some(latencies) => hedged.latencies(Arc::clone(latencies)).outcome().await,
-                    None => hedged.outcome().await,
-                }
+                let latencies = self.latencies.clone();
+                Hedges { hedging, latencies }.hedge(retry).outcome().await
             }
         };
         if let Some(own) = lock(&last_extensions).take() {

@@ -140,7 +140,7 @@ use http_body::Body;
 use stagger_core::budget::ForDestination;
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{HedgeDelay, Hedging, Nested, Settings, StopReason};
+use stagger_core::engine::{Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::sketch::LatencySketch;
@@ -154,6 +154,7 @@ pub use future::{HedgeResponseFuture, ResponseFuture};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
+use crate::hedge::Hedges;
 use crate::hooks::{HookSet, Hooks, per_request};
 #[cfg(doc)]
 use crate::http::is_idempotent;
@@ -577,12 +578,9 @@ impl<P, H> RetryLayer<P, H> {
     /// into one [`LatencySketch`] per layer (give your own with
     /// [`HedgeLayer::latencies`]): a layer in front of one service.
     pub fn hedge(self, hedging: Hedging) -> HedgeLayer<P, H> {
-        let latencies = matches!(hedging.delay(), HedgeDelay::Quantile(_))
-            .then(|| Arc::new(LatencySketch::new()));
         HedgeLayer {
             retry: self,
-            hedging,
-            latencies,
+            hedges: Hedges::for_requests(hedging, None),
         }
     }
 }
@@ -612,15 +610,14 @@ impl HedgeLayer<AnyConfig, SpecHooks> {
 #[must_use = "a layer does nothing until it wraps a service"]
 pub struct HedgeLayer<P = AnyConfig, H = LayerHooks> {
     retry: RetryLayer<P, H>,
-    hedging: Hedging,
-    latencies: Option<Arc<LatencySketch>>,
+    hedges: Hedges,
 }
 
 impl<P, H> HedgeLayer<P, H> {
     /// Measures the attempts' latencies into `latencies` (shared with other layers or
     /// executors, say), and takes a delay at a quantile from it.
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.latencies = Some(latencies);
+        self.hedges.latencies(latencies);
         self
     }
 }
@@ -629,7 +626,7 @@ impl<P, H> fmt::Debug for HedgeLayer<P, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HedgeLayer")
             .field("retry", &self.retry)
-            .field("hedging", &self.hedging)
+            .field("hedging", &self.hedges.hedging)
             .finish_non_exhaustive()
     }
 }
@@ -665,17 +662,9 @@ where
 
     fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
-        let layer = &*self.layer;
-        let hedging = layer.hedging;
-        let run = layer
-            .retry
-            .run(ready, request, Some(hedging.max_attempts()))
-            .hedge(hedging);
-        let run = match &layer.latencies {
-            Some(latencies) => run.latencies(Arc::clone(latencies)),
-            None => run,
-        };
-        HedgeResponseFuture::new(run.outcome())
+        let HedgeLayer { retry, hedges } = &*self.layer;
+        let run = retry.run(ready, request, Some(hedges.hedging.max_attempts()));
+        HedgeResponseFuture::new(hedges.clone().hedge(run).outcome())
     }
 }
 
