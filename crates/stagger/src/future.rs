@@ -31,8 +31,8 @@ where
 {
     /// Runs the retries and yields the [`Outcome`](crate::Outcome): the result and the run's
     /// summary, which `.await` alone does not report.
-    pub fn outcome(self) -> RetryFuture<O, P, H> {
-        RetryFuture {
+    pub fn outcome(self) -> RetryOutcomeFuture<O, P, H> {
+        RetryOutcomeFuture {
             start: Some(self),
             driver: None,
             span: trace::RunSpan::new(),
@@ -53,34 +53,34 @@ where
     H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
-    type IntoFuture = ResultFuture<O, P, H>;
+    type IntoFuture = RetryFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Results::new(self.outcome())
+        ResultFuture::new(self.outcome())
     }
 }
 
 /// The future of `.await` on a [`Retry`]: the operation's result.
-pub type ResultFuture<O, P, H> = Results<RetryFuture<O, P, H>>;
+pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
 
 pin_project! {
     /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
-    /// `F` yields, without its summary ([`ResultFuture`], and
-    /// [`HedgeResultFuture`](crate::HedgeResultFuture) for a hedged run).
+    /// `F` yields, without its summary ([`RetryFuture`], and
+    /// [`HedgedRetryFuture`](crate::HedgedRetryFuture) for a hedged run).
     #[must_use = "futures do nothing unless polled"]
-    pub struct Results<F> {
+    pub struct ResultFuture<F> {
         #[pin]
         inner: F,
     }
 }
 
-impl<F> Results<F> {
+impl<F> ResultFuture<F> {
     pub(crate) fn new(inner: F) -> Self {
         Self { inner }
     }
 }
 
-impl<F, T, E, K> Future for Results<F>
+impl<F, T, E, K> Future for ResultFuture<F>
 where
     F: Future<Output = Outcome<T, E, K>>,
 {
@@ -115,7 +115,7 @@ pin_project! {
     /// The future of a [`Retry`]'s [`outcome`](Retry::outcome), and of every HTTP request the
     /// tower layer and the reqwest middleware retry.
     #[must_use = "futures do nothing unless polled"]
-    pub struct RetryFuture<O, P, H>
+    pub struct RetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
@@ -133,7 +133,7 @@ pin_project! {
         state: State<O::Attempt, <H::Sleeper as Sleeper>::Sleep>,
     }
 
-    impl<O, P, H> PinnedDrop for RetryFuture<O, P, H>
+    impl<O, P, H> PinnedDrop for RetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
@@ -152,7 +152,7 @@ pin_project! {
     }
 }
 
-impl<O, P, H> Future for RetryFuture<O, P, H>
+impl<O, P, H> Future for RetryOutcomeFuture<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -178,12 +178,12 @@ where
             this.state.set(State::Preparing);
         }
         let Some(driver) = this.driver.as_mut() else {
-            panic!("RetryFuture polled after it completed");
+            panic!("RetryOutcomeFuture polled after it completed");
         };
         loop {
             let after = match this.state.as_mut().project() {
                 StateProj::Start | StateProj::Done => {
-                    panic!("RetryFuture polled after it completed")
+                    panic!("RetryOutcomeFuture polled after it completed")
                 }
                 StateProj::Preparing => {
                     let retries_possible = !driver.run.is_nested();

@@ -19,7 +19,7 @@ use stagger_core::{ConfigError, Failure, IntoPolicy, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
-use crate::future::Results;
+use crate::future::ResultFuture;
 use crate::hooks::HooksFor;
 use crate::nesting;
 use crate::operation::AsyncOperation;
@@ -40,7 +40,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// attempt timeout cancels an attempt that outlives it (a timeout, after which the next
     /// hedge goes at once), every hedge is a retry the budget may refuse, and an operation
     /// that is not idempotent is never in flight twice. A delay at a latency quantile needs
-    /// the latencies measured across runs: give them with [`Hedged::latencies`].
+    /// the latencies measured across runs: give them with [`HedgedRetry::latencies`].
     ///
     /// The hook hears why the run gave up, if it does; its retry events are for retries, which
     /// a hedged run does not make. With the `tracing` feature each hedge sent and each attempt
@@ -71,7 +71,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// # #[cfg(not(feature = "tokio"))]
     /// # fn main() {}
     /// ```
-    pub fn hedge(self, hedging: Hedging) -> Hedged<O, P, H> {
+    pub fn hedge(self, hedging: Hedging) -> HedgedRetry<O, P, H> {
         Hedges::for_one_run(hedging).hedge(self)
     }
 }
@@ -87,7 +87,7 @@ pub(crate) struct Hedges {
 }
 
 impl Hedges {
-    /// For one run: latencies only when given ([`Hedged::latencies`]); a run's own attempts
+    /// For one run: latencies only when given ([`HedgedRetry::latencies`]); a run's own attempts
     /// alone could not tell its first hedge when to go.
     pub(crate) const fn for_one_run(hedging: Hedging) -> Self {
         Self {
@@ -114,8 +114,8 @@ impl Hedges {
 
     /// The hedged run of `retry`.
     #[inline]
-    pub(crate) fn hedge<O, P, H>(self, retry: Retry<O, P, H>) -> Hedged<O, P, H> {
-        Hedged {
+    pub(crate) fn hedge<O, P, H>(self, retry: Retry<O, P, H>) -> HedgedRetry<O, P, H> {
+        HedgedRetry {
             retry,
             hedges: self,
         }
@@ -123,14 +123,14 @@ impl Hedges {
 }
 
 /// A [`Retry`] that hedges ([`Retry::hedge`]): await it for the operation's result, or call
-/// [`outcome`](Hedged::outcome) for the summary too.
+/// [`outcome`](HedgedRetry::outcome) for the summary too.
 #[must_use = "a hedged run does nothing unless awaited"]
-pub struct Hedged<O, P, H> {
+pub struct HedgedRetry<O, P, H> {
     retry: Retry<O, P, H>,
     hedges: Hedges,
 }
 
-impl<O, P, H> Hedged<O, P, H> {
+impl<O, P, H> HedgedRetry<O, P, H> {
     /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
     /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
     /// attempt cancelled because another won is measured for as long as it ran, a lower bound
@@ -142,7 +142,7 @@ impl<O, P, H> Hedged<O, P, H> {
     }
 }
 
-impl<O, P, H> Hedged<O, P, H>
+impl<O, P, H> HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -150,8 +150,8 @@ where
     H::Sleeper: Sleeper,
 {
     /// Runs the hedged attempts and yields the [`Outcome`]: the result and the run's summary.
-    pub fn outcome(self) -> HedgeFuture<O, P, H> {
-        HedgeFuture {
+    pub fn outcome(self) -> HedgedRetryOutcomeFuture<O, P, H> {
+        HedgedRetryOutcomeFuture {
             start: Some(self),
             run: None,
             span: trace::RunSpan::new(),
@@ -161,7 +161,7 @@ where
 }
 
 // As for `Retry` (see `future.rs`): rustc shows these lines when an `.await` does not fit.
-impl<O, P, H> IntoFuture for Hedged<O, P, H>
+impl<O, P, H> IntoFuture for HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -169,15 +169,15 @@ where
     H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
-    type IntoFuture = HedgeResultFuture<O, P, H>;
+    type IntoFuture = HedgedRetryFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Results::new(self.outcome())
+        ResultFuture::new(self.outcome())
     }
 }
 
-/// The future of `.await` on a [`Hedged`]: the operation's result.
-pub type HedgeResultFuture<O, P, H> = Results<HedgeFuture<O, P, H>>;
+/// The future of `.await` on a [`HedgedRetry`]: the operation's result.
+pub type HedgedRetryFuture<O, P, H> = ResultFuture<HedgedRetryOutcomeFuture<O, P, H>>;
 
 /// An attempt in flight.
 struct Flying<F> {
@@ -205,16 +205,16 @@ struct Running<O: AsyncOperation, Pol, H: HooksFor<O>> {
 }
 
 pin_project! {
-    /// The future of a [`Hedged`]'s [`outcome`](Hedged::outcome).
+    /// The future of a [`HedgedRetry`]'s [`outcome`](HedgedRetry::outcome).
     #[must_use = "futures do nothing unless polled"]
-    pub struct HedgeFuture<O, P, H>
+    pub struct HedgedRetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
         H: HooksFor<O>,
         H::Sleeper: Sleeper,
     {
-        start: Option<Hedged<O, P, H>>,
+        start: Option<HedgedRetry<O, P, H>>,
         run: Option<Running<O, P::Policy, H>>,
         span: trace::RunSpan,
         // Wakes the run for the next hedge, the next attempt's expiry or the deadline.
@@ -231,7 +231,7 @@ enum Polled<T> {
     Going,
 }
 
-impl<O, P, H> Future for HedgeFuture<O, P, H>
+impl<O, P, H> Future for HedgedRetryOutcomeFuture<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -250,7 +250,7 @@ where
             }
         }
         let Some(run) = this.run.as_mut() else {
-            panic!("HedgeFuture polled after it completed");
+            panic!("HedgedRetryOutcomeFuture polled after it completed");
         };
         let mut early_fires = EarlyFires::new();
         loop {
@@ -285,13 +285,13 @@ where
 }
 
 /// Starts the run of `hedged`: the driver's start, then the hedging checked.
-fn start<O, P, H>(hedged: Hedged<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
+fn start<O, P, H>(hedged: HedgedRetry<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
 where
     O: AsyncOperation,
     P: IntoPolicy,
     H: HooksFor<O>,
 {
-    let Hedged {
+    let HedgedRetry {
         retry,
         hedges: Hedges { hedging, latencies },
     } = hedged;
@@ -301,7 +301,7 @@ where
         (Ok(()), HedgeDelay::Quantile(_), None) => Some(ConfigError::Unusable {
             param: "hedge_quantile",
             reason: "a delay at a latency quantile needs the latencies measured across runs \
-                     (Hedged::latencies)",
+                     (HedgedRetry::latencies)",
         }),
         _ => None,
     };

@@ -125,8 +125,8 @@ pub mod tower;
 mod trace;
 
 pub use classify::{Classifier, Classify, ClassifyOk};
-pub use future::{ResultFuture, Results, RetryFuture};
-pub use hedge::{HedgeFuture, HedgeResultFuture, Hedged};
+pub use future::{ResultFuture, RetryFuture, RetryOutcomeFuture};
+pub use hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
 pub use hooks::Hooks;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 pub use overrides::RetryOverrides;

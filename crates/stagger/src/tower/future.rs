@@ -15,8 +15,8 @@ use tower_service::Service;
 
 use super::body::{Buffer, RetryBody, Source};
 use crate::classify::{Classifier, ClassifyOk};
-use crate::future::RetryFuture;
-use crate::hedge::HedgeFuture;
+use crate::future::RetryOutcomeFuture;
+use crate::hedge::HedgedRetryOutcomeFuture;
 use crate::hooks::{HookSet, PerRequest};
 use crate::notify::Notify;
 use crate::operation::{AsyncOperation, Operation};
@@ -216,7 +216,7 @@ pin_project! {
         H::Budget: ForDestination,
     {
         #[pin]
-        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     }
 }
 
@@ -230,7 +230,7 @@ where
     H::Budget: ForDestination,
 {
     pub(super) fn new(
-        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     ) -> Self {
         Self { run }
     }
@@ -275,7 +275,7 @@ pin_project! {
         H::Budget: ForDestination,
     {
         #[pin]
-        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     }
 }
 
@@ -293,7 +293,7 @@ where
     H::Budget: ForDestination,
 {
     pub(super) fn new(
-        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     ) -> Self {
         Self { run }
     }
