@@ -5,7 +5,14 @@
 //! and an attempt that outlives its own timeout, and wakes for the next hedge, the next expiry
 //! or the deadline, whichever comes first. Starting the run, classifying what an attempt
 //! returned, the hooks, the trace and the outcome are the retrying driver's own
-//! ([`Driver`]).
+//! ([`Driver`]), and the timer is [`timer`]'s.
+//!
+//! Every front end hedges the same way: [`Retry::hedge`], the tower `RetryLayer::hedge` and
+//! the reqwest `RetryMiddleware::hedge` each keep a [`Hedges`] (the [`Hedging`] and the
+//! latencies it reads) and make each request's [`HedgedRetry`] from a [`Retry`] with it. They
+//! differ only where their nature does: one run has no latencies of its own to read, so a
+//! delay at a quantile needs them given ([`HedgedRetry::latencies`]), while a layer or a
+//! middleware measures its requests into a sketch of its own.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;

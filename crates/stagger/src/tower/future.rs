@@ -205,7 +205,7 @@ pin_project! {
     /// layer gave up. It is `Send` when the inner service, its future and error, the bodies and
     /// the layer's parts are.
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<Svc, ReqBody, P, H>
+    pub struct RetryResponseFuture<Svc, ReqBody, P, H>
     where
         Svc: Service<Request<RetryBody<ReqBody>>>,
         Svc: Clone,
@@ -220,7 +220,7 @@ pin_project! {
     }
 }
 
-impl<Svc, ReqBody, P, H> ResponseFuture<Svc, ReqBody, P, H>
+impl<Svc, ReqBody, P, H> RetryResponseFuture<Svc, ReqBody, P, H>
 where
     Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
     ReqBody: Body,
@@ -236,7 +236,7 @@ where
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, H> Future for ResponseFuture<Svc, ReqBody, P, H>
+impl<Svc, ReqBody, ResBody, P, H> Future for RetryResponseFuture<Svc, ReqBody, P, H>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,

@@ -150,7 +150,7 @@ use tower_service::Service;
 
 pub use body::RetryBody;
 pub use classify::{ByIoCause, io_cause};
-pub use future::{HedgeResponseFuture, ResponseFuture};
+pub use future::{HedgeResponseFuture, RetryResponseFuture};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
@@ -517,7 +517,7 @@ where
 {
     type Response = Response<ResBody>;
     type Error = RetryError<Svc::Error>;
-    type Future = ResponseFuture<Svc, ReqBody, P, H>;
+    type Future = RetryResponseFuture<Svc, ReqBody, P, H>;
 
     fn serve_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(unusable)
@@ -525,7 +525,7 @@ where
 
     fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
-        ResponseFuture::new(self.layer.run(ready, request, None).outcome())
+        RetryResponseFuture::new(self.layer.run(ready, request, None).outcome())
     }
 }
 
