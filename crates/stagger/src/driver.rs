@@ -20,6 +20,7 @@ use crate::notify::{self, Notify};
 use crate::operation::Operation;
 use crate::retry::Retry;
 use crate::retry_error::{Last, Outcome, RetryError};
+use crate::setup::Setup;
 use crate::trace;
 
 /// The value a run's error keeps, for an operation `O` and value classifier `V`.
@@ -309,8 +310,7 @@ where
         let Retry {
             op,
             policy,
-            settings,
-            hooks,
+            setup: Setup { settings, hooks },
             attempt_limit,
             spread_rng,
         } = retry;

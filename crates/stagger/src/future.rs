@@ -1,16 +1,16 @@
 //! The async executor: a [`Retry`] awaited, and the one async driver every integration runs on.
 //!
 //! The tower layer and the reqwest middleware are operations driven by this same future, so
-//! the deadline's timer, the re-sleep after an early wake, the guard against timers that fire
-//! early and the yield after a zero delay are written here once.
+//! the re-sleep after an early wake and the yield after a zero delay are written here once; the
+//! deadline's timer and its guard against timers that fire early are [`timer`]'s, shared with
+//! the hedging driver.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
-use stagger_core::engine::Budget;
-use stagger_core::{Clock, IntoPolicy, Timestamp};
+use stagger_core::{IntoPolicy, Timestamp};
 
 use crate::driver::{After, Driver, OutcomeOf, Pace, ResultOf};
 use crate::hooks::{HookSet, HooksFor};
@@ -19,6 +19,7 @@ use crate::operation::AsyncOperation;
 use crate::retry::Retry;
 use crate::retry_error::{Outcome, RetryError};
 use crate::sleep::Sleeper;
+use crate::timer::{self, EarlyFires};
 use crate::trace;
 
 impl<O, P, H> Retry<O, P, H>
@@ -30,8 +31,8 @@ where
 {
     /// Runs the retries and yields the [`Outcome`](crate::Outcome): the result and the run's
     /// summary, which `.await` alone does not report.
-    pub fn outcome(self) -> RetryFuture<O, P, H> {
-        RetryFuture {
+    pub fn outcome(self) -> RetryOutcomeFuture<O, P, H> {
+        RetryOutcomeFuture {
             start: Some(self),
             driver: None,
             span: trace::RunSpan::new(),
@@ -52,34 +53,34 @@ where
     H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
-    type IntoFuture = ResultFuture<O, P, H>;
+    type IntoFuture = RetryFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Results::new(self.outcome())
+        ResultFuture::new(self.outcome())
     }
 }
 
 /// The future of `.await` on a [`Retry`]: the operation's result.
-pub type ResultFuture<O, P, H> = Results<RetryFuture<O, P, H>>;
+pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
 
 pin_project! {
     /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
-    /// `F` yields, without its summary ([`ResultFuture`], and
-    /// [`HedgeResultFuture`](crate::HedgeResultFuture) for a hedged run).
+    /// `F` yields, without its summary ([`RetryFuture`], and
+    /// [`HedgedRetryFuture`](crate::HedgedRetryFuture) for a hedged run).
     #[must_use = "futures do nothing unless polled"]
-    pub struct Results<F> {
+    pub struct ResultFuture<F> {
         #[pin]
         inner: F,
     }
 }
 
-impl<F> Results<F> {
+impl<F> ResultFuture<F> {
     pub(crate) fn new(inner: F) -> Self {
         Self { inner }
     }
 }
 
-impl<F, T, E, K> Future for Results<F>
+impl<F, T, E, K> Future for ResultFuture<F>
 where
     F: Future<Output = Outcome<T, E, K>>,
 {
@@ -114,7 +115,7 @@ pin_project! {
     /// The future of a [`Retry`]'s [`outcome`](Retry::outcome), and of every HTTP request the
     /// tower layer and the reqwest middleware retry.
     #[must_use = "futures do nothing unless polled"]
-    pub struct RetryFuture<O, P, H>
+    pub struct RetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
@@ -132,7 +133,7 @@ pin_project! {
         state: State<O::Attempt, <H::Sleeper as Sleeper>::Sleep>,
     }
 
-    impl<O, P, H> PinnedDrop for RetryFuture<O, P, H>
+    impl<O, P, H> PinnedDrop for RetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
@@ -151,7 +152,7 @@ pin_project! {
     }
 }
 
-impl<O, P, H> Future for RetryFuture<O, P, H>
+impl<O, P, H> Future for RetryOutcomeFuture<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -165,7 +166,7 @@ where
         let mut this = self.project();
         let _span = this.span.enter();
         // Times the deadline's timer fired before the deadline in this poll.
-        let mut early_fires = 0u32;
+        let mut early_fires = EarlyFires::new();
         if let Some(retry) = this.start.take() {
             match Driver::start(retry) {
                 Ok(driver) => *this.driver = Some(driver),
@@ -177,12 +178,12 @@ where
             this.state.set(State::Preparing);
         }
         let Some(driver) = this.driver.as_mut() else {
-            panic!("RetryFuture polled after it completed");
+            panic!("RetryOutcomeFuture polled after it completed");
         };
         loop {
             let after = match this.state.as_mut().project() {
                 StateProj::Start | StateProj::Done => {
-                    panic!("RetryFuture polled after it completed")
+                    panic!("RetryOutcomeFuture polled after it completed")
                 }
                 StateProj::Preparing => {
                     let retries_possible = !driver.run.is_nested();
@@ -193,11 +194,12 @@ where
                             continue;
                         }
                         Poll::Pending => {
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
                                 None,
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -247,11 +249,12 @@ where
                         Poll::Pending => {
                             // The attempt begins on a later poll, at a time read then.
                             driver.lost_track_of_time();
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 driver.run.deadline(),
                                 Some(now),
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -273,11 +276,12 @@ where
                     match polled {
                         Poll::Ready(result) => driver.after(result),
                         Poll::Pending => {
-                            let now = ready!(poll_deadline(
+                            let now = ready!(timer::poll_until(
                                 this.timer.as_mut(),
                                 *expires,
                                 Some(*started),
-                                driver,
+                                &driver.sleeper,
+                                &driver.clock,
                                 &mut early_fires,
                                 cx
                             ));
@@ -311,67 +315,6 @@ where
                     *this.driver = None;
                     return Poll::Ready(outcome);
                 }
-            }
-        }
-    }
-}
-
-/// Polls the timer for `at` (the run's deadline, or the attempt's expiry), arming it on first
-/// use: ready with the time once `at` has passed on the clock; pending for ever without one. A
-/// timer that fires early is re-armed for the rest; one that keeps firing at once makes the
-/// task yield rather than spin.
-///
-/// `since` is a time just read for the attempt (its start): a timer armed for the first time
-/// is armed from it, without another clock read, so that an attempt reads the clock twice,
-/// before and after, deadline or not. It fires no earlier than `at`, and late by no more than
-/// the time between that reading and the arming.
-fn poll_deadline<O, Pol, H>(
-    mut timer: Pin<&mut Option<<H::Sleeper as Sleeper>::Sleep>>,
-    at: Option<Timestamp>,
-    mut since: Option<Timestamp>,
-    driver: &Driver<O, Pol, H>,
-    early_fires: &mut u32,
-    cx: &mut Context<'_>,
-) -> Poll<Timestamp>
-where
-    O: AsyncOperation,
-    Pol: stagger_core::Policy,
-    H: HookSet,
-    H::Sleeper: Sleeper,
-    H::Clock: Clock,
-    H::Budget: Budget,
-{
-    let Some(at) = at else {
-        return Poll::Pending;
-    };
-    loop {
-        let fired = match timer.as_mut().as_pin_mut() {
-            Some(sleep) => {
-                ready!(sleep.poll(cx));
-                true
-            }
-            None => match since.take() {
-                Some(start) if start < at => {
-                    timer.set(Some(
-                        driver.sleeper.sleep(at.saturating_duration_since(start)),
-                    ));
-                    continue;
-                }
-                _ => false,
-            },
-        };
-        let now = driver.clock.now();
-        if now >= at {
-            return Poll::Ready(now);
-        }
-        timer.set(Some(
-            driver.sleeper.sleep(at.saturating_duration_since(now)),
-        ));
-        if fired {
-            *early_fires += 1;
-            if *early_fires > 3 {
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
             }
         }
     }

@@ -5,12 +5,19 @@
 //! and an attempt that outlives its own timeout, and wakes for the next hedge, the next expiry
 //! or the deadline, whichever comes first. Starting the run, classifying what an attempt
 //! returned, the hooks, the trace and the outcome are the retrying driver's own
-//! ([`Driver`]).
+//! ([`Driver`]), and the timer is [`timer`]'s.
+//!
+//! Every front end hedges the same way: [`Retry::hedge`], the tower `RetryLayer::hedge` and
+//! the reqwest `RetryMiddleware::hedge` each keep a [`Hedges`] (the [`Hedging`] and the
+//! latencies it reads) and make each request's [`HedgedRetry`] from a [`Retry`] with it. They
+//! differ only where their nature does: one run has no latencies of its own to read, so a
+//! delay at a quantile needs them given ([`HedgedRetry::latencies`]), while a layer or a
+//! middleware measures its requests into a sketch of its own.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use stagger_core::engine::{Answer, Hedge, HedgeDelay, Hedger, Hedging, StopReason};
@@ -19,13 +26,14 @@ use stagger_core::{ConfigError, Failure, IntoPolicy, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
-use crate::future::Results;
+use crate::future::ResultFuture;
 use crate::hooks::HooksFor;
 use crate::nesting;
 use crate::operation::AsyncOperation;
 use crate::retry::Retry;
 use crate::retry_error::{Last, Outcome};
 use crate::sleep::Sleeper;
+use crate::timer::{self, EarlyFires};
 use crate::trace;
 use stagger_core::Clock;
 
@@ -39,7 +47,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// attempt timeout cancels an attempt that outlives it (a timeout, after which the next
     /// hedge goes at once), every hedge is a retry the budget may refuse, and an operation
     /// that is not idempotent is never in flight twice. A delay at a latency quantile needs
-    /// the latencies measured across runs: give them with [`Hedged::latencies`].
+    /// the latencies measured across runs: give them with [`HedgedRetry::latencies`].
     ///
     /// The hook hears why the run gave up, if it does; its retry events are for retries, which
     /// a hedged run does not make. With the `tracing` feature each hedge sent and each attempt
@@ -70,37 +78,78 @@ impl<O, P, H> Retry<O, P, H> {
     /// # #[cfg(not(feature = "tokio"))]
     /// # fn main() {}
     /// ```
-    pub fn hedge(self, hedging: Hedging) -> Hedged<O, P, H> {
-        Hedged {
-            retry: self,
+    pub fn hedge(self, hedging: Hedging) -> HedgedRetry<O, P, H> {
+        Hedges::for_one_run(hedging).hedge(self)
+    }
+}
+
+/// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
+/// every attempt is measured into. [`Retry::hedge`], the tower `RetryLayer::hedge` and the
+/// reqwest `RetryMiddleware::hedge` each keep one, so that which latencies a front end
+/// measures into, and how a hedged run is made of a retry, are written once.
+#[derive(Clone, Debug)]
+pub(crate) struct Hedges {
+    pub(crate) hedging: Hedging,
+    pub(crate) latencies: Option<Arc<LatencySketch>>,
+}
+
+impl Hedges {
+    /// For one run: latencies only when given ([`HedgedRetry::latencies`]); a run's own attempts
+    /// alone could not tell its first hedge when to go.
+    pub(crate) const fn for_one_run(hedging: Hedging) -> Self {
+        Self {
             hedging,
             latencies: None,
+        }
+    }
+
+    /// For a front end that runs many requests: the latencies `given`, or else, for a delay at
+    /// a quantile, a sketch of its own, which all its requests measure into and read.
+    #[cfg(any(feature = "tower", feature = "reqwest"))]
+    pub(crate) fn for_requests(hedging: Hedging, given: Option<Arc<LatencySketch>>) -> Self {
+        let latencies = given.or_else(|| {
+            matches!(hedging.delay(), HedgeDelay::Quantile(_))
+                .then(|| Arc::new(LatencySketch::new()))
+        });
+        Self { hedging, latencies }
+    }
+
+    /// Measures into `latencies`, in place of any other.
+    pub(crate) fn latencies(&mut self, latencies: Arc<LatencySketch>) {
+        self.latencies = Some(latencies);
+    }
+
+    /// The hedged run of `retry`.
+    #[inline]
+    pub(crate) fn hedge<O, P, H>(self, retry: Retry<O, P, H>) -> HedgedRetry<O, P, H> {
+        HedgedRetry {
+            retry,
+            hedges: self,
         }
     }
 }
 
 /// A [`Retry`] that hedges ([`Retry::hedge`]): await it for the operation's result, or call
-/// [`outcome`](Hedged::outcome) for the summary too.
+/// [`outcome`](HedgedRetry::outcome) for the summary too.
 #[must_use = "a hedged run does nothing unless awaited"]
-pub struct Hedged<O, P, H> {
+pub struct HedgedRetry<O, P, H> {
     retry: Retry<O, P, H>,
-    hedging: Hedging,
-    latencies: Option<Arc<LatencySketch>>,
+    hedges: Hedges,
 }
 
-impl<O, P, H> Hedged<O, P, H> {
+impl<O, P, H> HedgedRetry<O, P, H> {
     /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
     /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
     /// attempt cancelled because another won is measured for as long as it ran, a lower bound
     /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
     /// of it.
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.latencies = Some(latencies);
+        self.hedges.latencies(latencies);
         self
     }
 }
 
-impl<O, P, H> Hedged<O, P, H>
+impl<O, P, H> HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -108,8 +157,8 @@ where
     H::Sleeper: Sleeper,
 {
     /// Runs the hedged attempts and yields the [`Outcome`]: the result and the run's summary.
-    pub fn outcome(self) -> HedgeFuture<O, P, H> {
-        HedgeFuture {
+    pub fn outcome(self) -> HedgedRetryOutcomeFuture<O, P, H> {
+        HedgedRetryOutcomeFuture {
             start: Some(self),
             run: None,
             span: trace::RunSpan::new(),
@@ -119,7 +168,7 @@ where
 }
 
 // As for `Retry` (see `future.rs`): rustc shows these lines when an `.await` does not fit.
-impl<O, P, H> IntoFuture for Hedged<O, P, H>
+impl<O, P, H> IntoFuture for HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -127,15 +176,15 @@ where
     H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
 {
     type Output = ResultOf<O, H>;
-    type IntoFuture = HedgeResultFuture<O, P, H>;
+    type IntoFuture = HedgedRetryFuture<O, P, H>;
 
     fn into_future(self) -> Self::IntoFuture {
-        Results::new(self.outcome())
+        ResultFuture::new(self.outcome())
     }
 }
 
-/// The future of `.await` on a [`Hedged`]: the operation's result.
-pub type HedgeResultFuture<O, P, H> = Results<HedgeFuture<O, P, H>>;
+/// The future of `.await` on a [`HedgedRetry`]: the operation's result.
+pub type HedgedRetryFuture<O, P, H> = ResultFuture<HedgedRetryOutcomeFuture<O, P, H>>;
 
 /// An attempt in flight.
 struct Flying<F> {
@@ -163,16 +212,16 @@ struct Running<O: AsyncOperation, Pol, H: HooksFor<O>> {
 }
 
 pin_project! {
-    /// The future of a [`Hedged`]'s [`outcome`](Hedged::outcome).
+    /// The future of a [`HedgedRetry`]'s [`outcome`](HedgedRetry::outcome).
     #[must_use = "futures do nothing unless polled"]
-    pub struct HedgeFuture<O, P, H>
+    pub struct HedgedRetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
         H: HooksFor<O>,
         H::Sleeper: Sleeper,
     {
-        start: Option<Hedged<O, P, H>>,
+        start: Option<HedgedRetry<O, P, H>>,
         run: Option<Running<O, P::Policy, H>>,
         span: trace::RunSpan,
         // Wakes the run for the next hedge, the next attempt's expiry or the deadline.
@@ -189,7 +238,7 @@ enum Polled<T> {
     Going,
 }
 
-impl<O, P, H> Future for HedgeFuture<O, P, H>
+impl<O, P, H> Future for HedgedRetryOutcomeFuture<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
@@ -208,9 +257,9 @@ where
             }
         }
         let Some(run) = this.run.as_mut() else {
-            panic!("HedgeFuture polled after it completed");
+            panic!("HedgedRetryOutcomeFuture polled after it completed");
         };
-        let mut early_fires = 0u32;
+        let mut early_fires = EarlyFires::new();
         loop {
             if let Polled::Done(outcome) = run.step(cx) {
                 *this.run = None;
@@ -222,9 +271,7 @@ where
             };
             if run.timer_at != Some(at) {
                 let now = run.driver.clock.now();
-                this.timer.set(Some(
-                    run.driver.sleeper.sleep(at.saturating_duration_since(now)),
-                ));
+                timer::arm(this.timer.as_mut(), &run.driver.sleeper, now, at);
                 run.timer_at = Some(at);
             }
             let Some(timer) = this.timer.as_mut().as_pin_mut() else {
@@ -236,29 +283,24 @@ where
             run.timer_at = None;
             this.timer.set(None);
             if run.driver.clock.now() < at {
-                // A timer that fired early: arm it again, and yield rather than spin if it
-                // keeps doing so.
-                early_fires += 1;
-                if early_fires > 3 {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
+                // A timer that fired early: step again and arm it again, and yield rather than
+                // spin if it keeps doing so.
+                ready!(early_fires.fired_early(cx));
             }
         }
     }
 }
 
 /// Starts the run of `hedged`: the driver's start, then the hedging checked.
-fn start<O, P, H>(hedged: Hedged<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
+fn start<O, P, H>(hedged: HedgedRetry<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
 where
     O: AsyncOperation,
     P: IntoPolicy,
     H: HooksFor<O>,
 {
-    let Hedged {
+    let HedgedRetry {
         retry,
-        hedging,
-        latencies,
+        hedges: Hedges { hedging, latencies },
     } = hedged;
     let mut driver = Driver::start(retry)?;
     let invalid = match (hedging.validate(), hedging.delay(), &latencies) {
@@ -266,7 +308,7 @@ where
         (Ok(()), HedgeDelay::Quantile(_), None) => Some(ConfigError::Unusable {
             param: "hedge_quantile",
             reason: "a delay at a latency quantile needs the latencies measured across runs \
-                     (Hedged::latencies)",
+                     (HedgedRetry::latencies)",
         }),
         _ => None,
     };

@@ -345,6 +345,22 @@ pub struct HttpClassifier<W = SystemClock> {
     clock: W,
 }
 
+/// The reqwest middleware keeps its wall clock in its classifier, the part of its hooks that
+/// reads it, and classifies each response with it.
+#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
+impl<W> HttpClassifier<W> {
+    /// A classifier on `clock`, of any type: [`with_clock`](HttpClassifier::with_clock) without
+    /// its bound, for a builder that takes any wall clock.
+    pub(crate) const fn on(clock: W) -> Self {
+        Self { clock }
+    }
+
+    /// The wall clock.
+    pub(crate) const fn wall(&self) -> &W {
+        &self.clock
+    }
+}
+
 impl HttpClassifier {
     /// A classifier that reads the operating system's wall clock ([`SystemClock`]).
     ///

@@ -117,14 +117,16 @@ mod report;
 pub mod reqwest;
 mod retry;
 mod retry_error;
+mod setup;
 pub mod sleep;
+mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod trace;
 
 pub use classify::{Classifier, Classify, ClassifyOk};
-pub use future::{ResultFuture, Results, RetryFuture};
-pub use hedge::{HedgeFuture, HedgeResultFuture, Hedged};
+pub use future::{ResultFuture, RetryFuture, RetryOutcomeFuture};
+pub use hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
 pub use hooks::Hooks;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 pub use overrides::RetryOverrides;

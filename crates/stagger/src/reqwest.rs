@@ -131,14 +131,16 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{ForDestination, Unlimited};
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{Attempt, HedgeDelay, Hedging, Nested, Settings, StopReason};
+use stagger_core::engine::{Attempt, Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
-use crate::clock::{SystemClock, TokioClock, WallClock};
+use crate::classify::{Classifier, ClassifyOk};
+use crate::clock::{TokioClock, WallClock};
+use crate::hedge::Hedges;
 use crate::hooks::Hooks;
-use crate::http::{classify_status, is_idempotent};
+use crate::http::{HttpClassifier, classify_status, is_idempotent};
 use crate::notify::{Notify, RetryEvent};
 use crate::operation::AsyncFn;
 pub use crate::overrides::RetryOverrides;
@@ -146,6 +148,7 @@ pub use crate::report::RetryReport;
 use crate::report::{self, Reported};
 use crate::retry::Retry;
 use crate::retry_error::{Last, RetryError};
+use crate::setup::Setup;
 use crate::sleep::TokioSleeper;
 
 impl Reported for Response {
@@ -154,35 +157,89 @@ impl Reported for Response {
     }
 }
 
-/// The kind of a client error.
-fn transport_failure(error: &Error) -> Failure {
-    match error {
-        Error::Reqwest(e) if e.is_builder() || e.is_redirect() => Failure::Permanent,
-        Error::Reqwest(e) if e.is_connect() => Failure::Rejected,
-        Error::Reqwest(e) if e.is_timeout() => Failure::Timeout,
-        Error::Reqwest(_) => Failure::Retryable,
-        // Another middleware's error: not ours to second-guess.
-        Error::Middleware(_) => Failure::Permanent,
+/// The reqwest middleware's error classifier: a client error by reqwest's own tests, as the
+/// [module docs](self) list them. A connection that could not be made had no effect
+/// ([`Failure::Rejected`]), a timed-out request is a [`Failure::Timeout`], a builder error or a
+/// redirect loop is permanent, another middleware's error is not second-guessed (permanent),
+/// and any other error is [`Failure::Retryable`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByTransport;
+
+impl Classifier<Error> for ByTransport {
+    #[inline]
+    fn classify(&self, error: &Error) -> Failure {
+        match error {
+            Error::Reqwest(e) if e.is_builder() || e.is_redirect() => Failure::Permanent,
+            Error::Reqwest(e) if e.is_connect() => Failure::Rejected,
+            Error::Reqwest(e) if e.is_timeout() => Failure::Timeout,
+            Error::Reqwest(_) => Failure::Retryable,
+            // Another middleware's error: not ours to second-guess.
+            Error::Middleware(_) => Failure::Permanent,
+        }
     }
 }
+
+/// The hooks of a [`RetryMiddleware`]: client errors by reqwest's tests ([`ByTransport`]),
+/// responses by the HTTP rules on the operating system's wall clock ([`HttpClassifier`]),
+/// tokio's sleep and clock, no budget, no hook.
+pub type MiddlewareHooks = Hooks<ByTransport, HttpClassifier, TokioSleeper, TokioClock>;
+
+/// The hooks of a middleware built from a configuration file: the defaults, with the file's
+/// budget, if it names one.
+#[cfg(feature = "serde")]
+pub type SpecHooks = Hooks<ByTransport, HttpClassifier, TokioSleeper, TokioClock, Budgets>;
 
 /// A reqwest-middleware [`Middleware`] that retries each request with the engine; see the
 /// [module docs](self).
 ///
 /// `P` is the policy configuration (any configuration of the catalog, an [`AnyConfig`], or your
-/// own [`PolicyConfig`]), `B` the budget, `N` the retry hook, `W` the wall clock HTTP-date
-/// `Retry-After` values are measured with.
+/// own [`PolicyConfig`]), `H` the [`Hooks`]: the budget, the retry hook, and the wall clock
+/// HTTP-date `Retry-After` values are measured with (in its [`HttpClassifier`]), beside the
+/// fixed classifier of client errors, tokio's sleep and tokio's clock.
 #[derive(Clone, Debug)]
-pub struct RetryMiddleware<P = AnyConfig, B = Unlimited, N = (), W = SystemClock> {
+pub struct RetryMiddleware<P = AnyConfig, H = MiddlewareHooks> {
     policy: P,
-    settings: Settings,
-    budget: B,
-    notify: N,
-    wall: W,
+    setup: Setup<H>,
     /// Hedging instead of retrying.
     hedging: Option<Hedging>,
     /// The latencies a delay at a quantile reads, and hedged attempts are measured into.
     latencies: Option<Arc<LatencySketch>>,
+}
+
+/// The hooks a middleware starts with: [`MiddlewareHooks`].
+const fn middleware_hooks() -> MiddlewareHooks {
+    Hooks {
+        classifier: ByTransport,
+        ok: HttpClassifier::new(),
+        sleeper: TokioSleeper,
+        clock: TokioClock::new(),
+        budget: Unlimited,
+        notify: (),
+    }
+}
+
+impl<P, H> RetryMiddleware<P, H> {
+    /// A middleware of `policy` and `setup`, retrying.
+    const fn with_parts(policy: P, setup: Setup<H>) -> Self {
+        Self {
+            policy,
+            setup,
+            hedging: None,
+            latencies: None,
+        }
+    }
+
+    /// The same middleware with the setup `f` makes of its own: every setter that changes the
+    /// middleware's type is one call of this.
+    #[inline]
+    fn with_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> RetryMiddleware<P, H2> {
+        RetryMiddleware {
+            policy: self.policy,
+            setup: f(self.setup),
+            hedging: self.hedging,
+            latencies: self.latencies,
+        }
+    }
 }
 
 impl<P: PolicyConfig> RetryMiddleware<P> {
@@ -194,20 +251,12 @@ impl<P: PolicyConfig> RetryMiddleware<P> {
     /// The [`ConfigError`] naming the policy's first invalid parameter.
     pub fn new(policy: P) -> std::result::Result<Self, ConfigError> {
         policy.validate()?;
-        Ok(Self {
-            policy,
-            settings: Settings::new(),
-            budget: Unlimited,
-            notify: (),
-            wall: SystemClock,
-            hedging: None,
-            latencies: None,
-        })
+        Ok(Self::with_parts(policy, Setup::new(middleware_hooks())))
     }
 }
 
 #[cfg(feature = "serde")]
-impl RetryMiddleware<AnyConfig, Budgets> {
+impl RetryMiddleware<AnyConfig, SpecHooks> {
     /// A middleware as a configuration file describes it, in one call: its policy, its
     /// [`Settings`] and its budget (one budget, shared by every request of the client, or one
     /// per host and port with `budget_per_destination`), behind a gate per host and port if
@@ -232,11 +281,8 @@ impl RetryMiddleware<AnyConfig, Budgets> {
     pub fn from_spec(
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
-        let settings = spec.to_settings()?;
-        let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
-        let middleware = RetryMiddleware::new(spec.to_config()?)?
-            .settings(settings)
-            .budget(budgets);
+        let (policy, setup) = crate::setup::from_spec(spec, middleware_hooks())?;
+        let middleware = Self::with_parts(policy, setup);
         Ok(match spec.to_hedging()? {
             Some(hedging) => middleware.hedge(hedging),
             None => middleware,
@@ -244,12 +290,12 @@ impl RetryMiddleware<AnyConfig, Budgets> {
     }
 }
 
-impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
+impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
     /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
     /// do when nested. Idempotency left unset is read from each request.
     #[must_use]
     pub const fn settings(mut self, settings: Settings) -> Self {
-        self.settings = settings;
+        self.setup.settings(settings);
         self
     }
 
@@ -257,7 +303,7 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// been read.
     #[must_use]
     pub const fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_timeout(timeout);
+        self.setup.timeout(timeout);
         self
     }
 
@@ -268,21 +314,21 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// when it is shorter ([Timeouts](self#timeouts)).
     #[must_use]
     pub const fn attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_attempt_timeout(timeout);
+        self.setup.attempt_timeout(timeout);
         self
     }
 
     /// The longest server-directed wait honoured; a longer one stops the run at once.
     #[must_use]
     pub const fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.settings = self.settings.with_max_server_wait(limit);
+        self.setup.max_server_wait(limit);
         self
     }
 
     /// What a request sent inside another stagger executor's attempt does.
     #[must_use]
     pub const fn when_nested(mut self, nested: Nested) -> Self {
-        self.settings = self.settings.with_nested(nested);
+        self.setup.when_nested(nested);
         self
     }
 
@@ -291,16 +337,8 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>` to give each host and port a
     /// budget of its own, so that one host's outage cannot spend the retries of another.
     #[must_use]
-    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, B2, N, W> {
-        RetryMiddleware {
-            policy: self.policy,
-            settings: self.settings,
-            budget,
-            notify: self.notify,
-            wall: self.wall,
-            hedging: self.hedging,
-            latencies: self.latencies,
-        }
+    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, Hooks<C, V, S, K, B2, N>> {
+        self.with_setup(|setup| setup.budget(budget))
     }
 
     /// Paces the requests to each host and port through `gate`: once a server tells any
@@ -308,23 +346,16 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// first attempts included, and gives up at once if that slot would come after its
     /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
     #[must_use]
-    pub fn gate(self, gate: Arc<Gate>) -> RetryMiddleware<P, Gating<B>, N, W> {
-        RetryMiddleware {
-            policy: self.policy,
-            settings: self.settings,
-            budget: Gating::new(gate, self.budget),
-            notify: self.notify,
-            wall: self.wall,
-            hedging: self.hedging,
-            latencies: self.latencies,
-        }
+    #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
+    pub fn gate(self, gate: Arc<Gate>) -> RetryMiddleware<P, Hooks<C, V, S, K, Gating<B>, N>> {
+        self.with_setup(|setup| setup.gate_per_destination(gate))
     }
 
     /// Calls `hook` before every retry that will happen, with the attempt, what it returned
     /// (the refused response, or the client's error), the delay and the time left; its
     /// argument is inferred. It is cloned for each request.
     #[must_use]
-    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<P, B, N2, W>
+    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<P, Hooks<C, V, S, K, B, N2>>
     where
         N2: FnMut(&RetryEvent<'_, Response, Error>) + Clone + Send + Sync + 'static,
     {
@@ -333,19 +364,11 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
 
     /// Tells `notifier`, a [`Notify`] of any type, of every retry and of every give-up.
     #[must_use]
-    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<P, B, N2, W>
+    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<P, Hooks<C, V, S, K, B, N2>>
     where
         N2: Notify<Response, Error> + Clone + Send + Sync + 'static,
     {
-        RetryMiddleware {
-            policy: self.policy,
-            settings: self.settings,
-            budget: self.budget,
-            notify: notifier,
-            wall: self.wall,
-            hedging: self.hedging,
-            latencies: self.latencies,
-        }
+        self.with_setup(|setup| setup.notify(notifier))
     }
 
     /// Hedges each request instead of retrying it
@@ -356,12 +379,13 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
     /// flight twice. A delay at a latency quantile reads one [`LatencySketch`] per middleware
     /// (give your own with [`latencies`](RetryMiddleware::latencies)).
     #[must_use]
-    pub fn hedge(mut self, hedging: Hedging) -> Self {
-        if matches!(hedging.delay(), HedgeDelay::Quantile(_)) && self.latencies.is_none() {
-            self.latencies = Some(Arc::new(LatencySketch::new()));
+    pub fn hedge(self, hedging: Hedging) -> Self {
+        let Hedges { hedging, latencies } = Hedges::for_requests(hedging, self.latencies);
+        Self {
+            hedging: Some(hedging),
+            latencies,
+            ..self
         }
-        self.hedging = Some(hedging);
-        self
     }
 
     /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
@@ -375,21 +399,18 @@ impl<P, B, N, W> RetryMiddleware<P, B, N, W> {
 
     /// Reads the wall clock, for HTTP-date `Retry-After` values, from `clock`.
     #[must_use]
-    pub fn wall_clock<W2>(self, clock: W2) -> RetryMiddleware<P, B, N, W2> {
-        RetryMiddleware {
-            policy: self.policy,
-            settings: self.settings,
-            budget: self.budget,
-            notify: self.notify,
-            wall: clock,
-            hedging: self.hedging,
-            latencies: self.latencies,
-        }
+    #[allow(clippy::type_complexity)] // The builder's type, one part replaced.
+    pub fn wall_clock<W2>(
+        self,
+        clock: W2,
+    ) -> RetryMiddleware<P, Hooks<C, HttpClassifier<W2>, S, K, B, N>> {
+        self.with_setup(|setup| setup.ok(HttpClassifier::on(clock)))
     }
 }
 
 #[async_trait::async_trait]
-impl<P, B, N, W> Middleware for RetryMiddleware<P, B, N, W>
+impl<P, W, B, N> Middleware
+    for RetryMiddleware<P, Hooks<ByTransport, HttpClassifier<W>, TokioSleeper, TokioClock, B, N>>
 where
     P: PolicyConfig + Send + Sync + 'static,
     P::Policy<SeededRng>: Send,
@@ -404,16 +425,17 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Result<Response> {
+        let Setup { settings, hooks } = &self.setup;
         let (policy, settings) = RetryOverrides::apply(
             extensions.get::<RetryOverrides>(),
             self.policy,
-            self.settings,
+            *settings,
             || is_idempotent(request.method(), request.headers()),
         );
         // A body that cannot be cloned can be sent only once: a run of one attempt, which
         // still keeps the deadline and tells the budget.
         let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
-        let budget = self
+        let budget = hooks
             .budget
             .for_destination(|| url_destination(request.url()));
         // The extensions as the last attempt left them, handed back to the caller.
@@ -451,25 +473,24 @@ where
                 }
             }
         };
-        let wall = &self.wall;
-        let hooks = Hooks::with_time(TokioSleeper, TokioClock::new())
-            .classifier(transport_failure)
-            .ok(|response: &Response| {
-                classify_status(response.status(), response.headers(), wall.now())
-            })
-            .budget(budget)
-            .notify(self.notify.clone());
+        // The request's hooks: the middleware's, its budget for the request's destination, and
+        // its wall clock borrowed.
+        let hooks = Hooks {
+            classifier: hooks.classifier,
+            ok: StatusRules(&hooks.ok),
+            sleeper: hooks.sleeper,
+            clock: hooks.clock,
+            budget,
+            notify: hooks.notify.clone(),
+        };
         let retry = Retry::new(AsyncFn(op), policy, hooks)
             .settings(settings)
             .attempt_limit(if replayable { u32::MAX } else { 1 });
         let outcome = match self.hedging {
             None => retry.outcome().await,
             Some(hedging) => {
-                let hedged = retry.hedge(hedging);
-                match &self.latencies {
-                    Some(latencies) => hedged.latencies(Arc::clone(latencies)).outcome().await,
-                    None => hedged.outcome().await,
-                }
+                let latencies = self.latencies.clone();
+                Hedges { hedging, latencies }.hedge(retry).outcome().await
             }
         };
         if let Some(own) = lock(&last_extensions).take() {
@@ -486,6 +507,23 @@ where
             Last::Invalid(error) => Error::middleware(*error),
             last => Error::middleware(RetryError::new(stopped, last)),
         })
+    }
+}
+
+/// A request's responses by the HTTP rules, at the time the middleware's wall clock reads.
+struct StatusRules<'a, W>(&'a HttpClassifier<W>);
+
+impl<W: WallClock> ClassifyOk<Response> for StatusRules<'_, W> {
+    type Kept = Response;
+
+    #[inline]
+    fn classify_ok(&self, response: &Response) -> Option<Failure> {
+        classify_status(response.status(), response.headers(), self.0.wall().now())
+    }
+
+    #[inline]
+    fn keep(response: Response) -> Option<Response> {
+        Some(response)
     }
 }
 

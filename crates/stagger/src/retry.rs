@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use stagger_core::engine::{Attempt, Nested, Settings};
 use stagger_core::gate::{Gate, Gated};
+
 use stagger_core::{Failure, IntoPolicy, SeededRng, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
@@ -18,6 +19,7 @@ use crate::clock::DefaultClock;
 use crate::hooks::Hooks;
 use crate::notify::{Notify, RetryEvent};
 use crate::operation::{AsyncFn, Operation};
+use crate::setup::Setup;
 use crate::sleep::DefaultSleeper;
 
 /// A retried operation, its policy, its [`Settings`] and its [`Hooks`]. Run it by awaiting it
@@ -38,8 +40,7 @@ use crate::sleep::DefaultSleeper;
 pub struct Retry<O, P, H = Hooks> {
     pub(crate) op: O,
     pub(crate) policy: P,
-    pub(crate) settings: Settings,
-    pub(crate) hooks: H,
+    pub(crate) setup: Setup<H>,
     /// The most attempts the operation can make, whatever the policy says.
     pub(crate) attempt_limit: u32,
     /// The generator of the spread above a server's wait, if the caller gave one.
@@ -155,8 +156,7 @@ impl<O, P, H> Retry<O, P, H> {
         Self {
             op,
             policy,
-            settings: Settings::new(),
-            hooks,
+            setup: Setup::new(hooks),
             attempt_limit: u32::MAX,
             spread_rng: None,
         }
@@ -175,7 +175,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
     /// do when nested, as a configuration file's `RetrySpec::to_settings` gives them.
     pub fn settings(mut self, settings: Settings) -> Self {
-        self.settings = settings;
+        self.setup.settings(settings);
         self
     }
 
@@ -184,7 +184,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// attempt still running at the deadline is cancelled (its future dropped) and counts as a
     /// timeout.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_timeout(timeout);
+        self.setup.timeout(timeout);
         self
     }
 
@@ -193,7 +193,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// counts as a timeout, retried as any timeout is (not for an operation that is not
     /// idempotent). A blocking attempt cannot be cancelled: it is told the time, to honour.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_attempt_timeout(timeout);
+        self.setup.attempt_timeout(timeout);
         self
     }
 
@@ -203,7 +203,7 @@ impl<O, P, H> Retry<O, P, H> {
     /// run; with a [`ManualClock`](stagger_core::ManualClock), compute it from that clock.
     /// For a time from now, use [`timeout`](Retry::timeout).
     pub fn deadline(mut self, deadline: Timestamp) -> Self {
-        self.settings = self.settings.with_deadline(deadline);
+        self.setup.deadline(deadline);
         self
     }
 
@@ -211,14 +211,14 @@ impl<O, P, H> Retry<O, P, H> {
     /// retried only after a failure known to have had no effect, such as a refused connection
     /// or a 429: never after a timeout or a 5xx whose effect is uncertain.
     pub fn idempotent(mut self, idempotent: bool) -> Self {
-        self.settings = self.settings.with_idempotent(idempotent);
+        self.setup.idempotent(idempotent);
         self
     }
 
     /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
     /// stops the run; a shorter request is a floor under the next delay, never undercut.
     pub fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.settings = self.settings.with_max_server_wait(limit);
+        self.setup.max_server_wait(limit);
         self
     }
 
@@ -232,8 +232,20 @@ impl<O, P, H> Retry<O, P, H> {
     /// *inside* an attempt (a `block_on` within a blocking operation, say) runs them under the
     /// mark, and their retries count as nested.
     pub fn when_nested(mut self, nested: Nested) -> Self {
-        self.settings = self.settings.with_nested(nested);
+        self.setup.when_nested(nested);
         self
+    }
+
+    /// The same retry with the setup `f` makes of its own: every setter is one call of this.
+    #[inline]
+    fn with_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> Retry<O, P, H2> {
+        Retry {
+            op: self.op,
+            policy: self.policy,
+            setup: f(self.setup),
+            attempt_limit: self.attempt_limit,
+            spread_rng: self.spread_rng,
+        }
     }
 
     /// Allows at most `max` attempts, whatever the policy says: an operation that cannot be
@@ -263,7 +275,7 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     where
         C2: Classifier<O::Error>,
     {
-        self.with_hooks(|hooks| hooks.classifier(classifier))
+        self.with_setup(|setup| setup.classifier(classifier))
     }
 
     /// Looks at every successful value too: `None` accepts it, a [`Failure`] retries it like an
@@ -306,24 +318,24 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     where
         V2: ClassifyOk<O::Value>,
     {
-        self.with_hooks(|hooks| hooks.ok(classifier))
+        self.with_setup(|setup| setup.ok(classifier))
     }
 
     /// Waits with `sleeper`: any `Fn(Duration) -> impl Future` for async, any `Fn(Duration)`
     /// for blocking.
     pub fn sleeper<S2>(self, sleeper: S2) -> Retry<O, P, Hooks<C, V, S2, K, B, N>> {
-        self.with_hooks(|hooks| hooks.sleeper(sleeper))
+        self.with_setup(|setup| setup.sleeper(sleeper))
     }
 
     /// Reads time from `clock`, for the deadline and the summary.
     pub fn clock<K2>(self, clock: K2) -> Retry<O, P, Hooks<C, V, S, K2, B, N>> {
-        self.with_hooks(|hooks| hooks.clock(clock))
+        self.with_setup(|setup| setup.clock(clock))
     }
 
     /// Retries only as far as `budget` allows; share one budget (through an `Arc`) across a
     /// service to bound the extra load retries add.
     pub fn budget<B2>(self, budget: B2) -> Retry<O, P, Hooks<C, V, S, K, B2, N>> {
-        self.with_hooks(|hooks| hooks.budget(budget))
+        self.with_setup(|setup| setup.budget(budget))
     }
 
     /// Paces the calls to one destination, named by `key`, through `gate`, shared (an `Arc`)
@@ -337,8 +349,7 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
         gate: Arc<Gate>,
         key: impl Into<Arc<str>>,
     ) -> Retry<O, P, Hooks<C, V, S, K, Gated<B>, N>> {
-        let key = key.into();
-        self.with_hooks(|hooks| hooks.map_budget(|budget| Gated::new(budget, gate, key)))
+        self.with_setup(|setup| setup.gate_to(gate, key.into()))
     }
 
     /// Calls `hook` before every retry that will actually happen, with the attempt number,
@@ -357,26 +368,14 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     where
         N2: Notify<O::Value, O::Error>,
     {
-        self.with_hooks(|hooks| hooks.notify(notifier))
-    }
-
-    /// The same retry with its hooks replaced.
-    fn with_hooks<H2>(self, f: impl FnOnce(Hooks<C, V, S, K, B, N>) -> H2) -> Retry<O, P, H2> {
-        Retry {
-            op: self.op,
-            policy: self.policy,
-            settings: self.settings,
-            hooks: f(self.hooks),
-            attempt_limit: self.attempt_limit,
-            spread_rng: self.spread_rng,
-        }
+        self.with_setup(|setup| setup.notify(notifier))
     }
 }
 
 impl<O, P, H> std::fmt::Debug for Retry<O, P, H> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Retry")
-            .field("settings", &self.settings)
+            .field("settings", &self.setup.settings)
             .finish_non_exhaustive()
     }
 }

@@ -15,8 +15,8 @@ use tower_service::Service;
 
 use super::body::{Buffer, RetryBody, Source};
 use crate::classify::{Classifier, ClassifyOk};
-use crate::future::RetryFuture;
-use crate::hedge::HedgeFuture;
+use crate::future::RetryOutcomeFuture;
+use crate::hedge::HedgedRetryOutcomeFuture;
 use crate::hooks::{HookSet, PerRequest};
 use crate::notify::Notify;
 use crate::operation::{AsyncOperation, Operation};
@@ -205,7 +205,7 @@ pin_project! {
     /// layer gave up. It is `Send` when the inner service, its future and error, the bodies and
     /// the layer's parts are.
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<Svc, ReqBody, P, H>
+    pub struct RetryResponseFuture<Svc, ReqBody, P, H>
     where
         Svc: Service<Request<RetryBody<ReqBody>>>,
         Svc: Clone,
@@ -216,11 +216,11 @@ pin_project! {
         H::Budget: ForDestination,
     {
         #[pin]
-        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     }
 }
 
-impl<Svc, ReqBody, P, H> ResponseFuture<Svc, ReqBody, P, H>
+impl<Svc, ReqBody, P, H> RetryResponseFuture<Svc, ReqBody, P, H>
 where
     Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
     ReqBody: Body,
@@ -230,13 +230,13 @@ where
     H::Budget: ForDestination,
 {
     pub(super) fn new(
-        run: RetryFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     ) -> Self {
         Self { run }
     }
 }
 
-impl<Svc, ReqBody, ResBody, P, H> Future for ResponseFuture<Svc, ReqBody, P, H>
+impl<Svc, ReqBody, ResBody, P, H> Future for RetryResponseFuture<Svc, ReqBody, P, H>
 where
     Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
     ReqBody: Body,
@@ -275,7 +275,7 @@ pin_project! {
         H::Budget: ForDestination,
     {
         #[pin]
-        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     }
 }
 
@@ -293,7 +293,7 @@ where
     H::Budget: ForDestination,
 {
     pub(super) fn new(
-        run: HedgeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
     ) -> Self {
         Self { run }
     }

@@ -140,7 +140,7 @@ use http_body::Body;
 use stagger_core::budget::ForDestination;
 #[cfg(feature = "serde")]
 use stagger_core::config::Budgets;
-use stagger_core::engine::{HedgeDelay, Hedging, Nested, Settings, StopReason};
+use stagger_core::engine::{Hedging, Nested, Settings, StopReason};
 use stagger_core::gate::{Gate, Gating};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::sketch::LatencySketch;
@@ -150,10 +150,11 @@ use tower_service::Service;
 
 pub use body::RetryBody;
 pub use classify::{ByIoCause, io_cause};
-pub use future::{HedgeResponseFuture, ResponseFuture};
+pub use future::{HedgeResponseFuture, RetryResponseFuture};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
+use crate::hedge::Hedges;
 use crate::hooks::{HookSet, Hooks, per_request};
 #[cfg(doc)]
 use crate::http::is_idempotent;
@@ -165,6 +166,7 @@ pub use crate::overrides::RetryOverrides;
 pub use crate::report::RetryReport;
 use crate::retry::Retry;
 use crate::retry_error::{Last, RetryError};
+use crate::setup::Setup;
 use crate::sleep::{DefaultSleeper, Sleeper};
 
 /// The hooks of a [`RetryLayer`] by default: errors by their I/O cause, responses by the HTTP
@@ -186,8 +188,7 @@ pub type SpecHooks = Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClo
 #[must_use = "a layer does nothing until it wraps a service"]
 pub struct RetryLayer<P = AnyConfig, H = LayerHooks> {
     policy: P,
-    settings: Settings,
-    hooks: H,
+    setup: Setup<H>,
     buffer_limit: Option<usize>,
 }
 
@@ -200,15 +201,15 @@ impl<P: PolicyConfig> RetryLayer<P> {
     /// The policy's [`ConfigError`], if it is invalid: checked once, here.
     pub fn new(policy: P) -> Result<Self, ConfigError> {
         policy.validate()?;
-        Ok(Self {
-            policy,
-            settings: Settings::new(),
-            hooks: Hooks::with_time(DefaultSleeper::default(), DefaultClock::default())
-                .classifier(ByIoCause)
-                .ok(HttpClassifier::new()),
-            buffer_limit: None,
-        })
+        Ok(Self::with_parts(policy, Setup::new(layer_hooks())))
     }
+}
+
+/// The hooks a layer starts with: [`LayerHooks`].
+fn layer_hooks() -> LayerHooks {
+    Hooks::with_time(DefaultSleeper::default(), DefaultClock::default())
+        .classifier(ByIoCause)
+        .ok(HttpClassifier::new())
 }
 
 #[cfg(feature = "serde")]
@@ -245,11 +246,8 @@ impl RetryLayer<AnyConfig, SpecHooks> {
 
     /// [`from_spec`](RetryLayer::from_spec) without the check for hedging.
     fn from_spec_retrying(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
-        let settings = spec.to_settings()?;
-        let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
-        Ok(RetryLayer::new(spec.to_config()?)?
-            .settings(settings)
-            .budget(budgets))
+        let (policy, setup) = crate::setup::from_spec(spec, layer_hooks())?;
+        Ok(Self::with_parts(policy, setup))
     }
 }
 
@@ -257,7 +255,7 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
     /// do when nested. Idempotency left unset is read from each request.
     pub fn settings(mut self, settings: Settings) -> Self {
-        self.settings = settings;
+        self.setup.settings(settings);
         self
     }
 
@@ -265,7 +263,7 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// polled: it covers buffering the body, every attempt and every wait, up to the response's
     /// head. An attempt in flight at the deadline is cancelled.
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_timeout(timeout);
+        self.setup.timeout(timeout);
         self
     }
 
@@ -274,21 +272,21 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// any timeout is (only for an idempotent request). Each attempt's request carries the
     /// time it has in its [`Attempt`](stagger_core::engine::Attempt) extension.
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.settings = self.settings.with_attempt_timeout(timeout);
+        self.setup.attempt_timeout(timeout);
         self
     }
 
     /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
     /// stops the run, and the caller gets its response.
     pub fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.settings = self.settings.with_max_server_wait(limit);
+        self.setup.max_server_wait(limit);
         self
     }
 
     /// What a request does when its future runs inside another executor's attempt (default
     /// [`Nested::SingleAttempt`]: one attempt, recovery left to the outer layer).
     pub fn when_nested(mut self, nested: Nested) -> Self {
-        self.settings = self.settings.with_nested(nested);
+        self.setup.when_nested(nested);
         self
     }
 
@@ -302,23 +300,23 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// Classifies responses with `classifier`: a [`ClassifyOk`], such as any
     /// `Fn(&Response<B>) -> Option<Failure>`, or an [`HttpClassifier`] with another wall clock.
     pub fn classify_responses<V2>(self, classifier: V2) -> RetryLayer<P, Hooks<C, V2, S, K, B, N>> {
-        self.with_hooks(|hooks| hooks.ok(classifier))
+        self.with_setup(|setup| setup.ok(classifier))
     }
 
     /// Classifies the inner service's errors with `classifier`: any `Fn(&E) -> Failure`.
     /// [`retry_any`](crate::classify::retry_any) retries them all, if you mean it.
     pub fn classify_errors<C2>(self, classifier: C2) -> RetryLayer<P, Hooks<C2, V, S, K, B, N>> {
-        self.with_hooks(|hooks| hooks.classifier(classifier))
+        self.with_setup(|setup| setup.classifier(classifier))
     }
 
     /// Waits with `sleeper`: any `Fn(Duration) -> impl Future`.
     pub fn sleeper<S2>(self, sleeper: S2) -> RetryLayer<P, Hooks<C, V, S2, K, B, N>> {
-        self.with_hooks(|hooks| hooks.sleeper(sleeper))
+        self.with_setup(|setup| setup.sleeper(sleeper))
     }
 
     /// Reads time from `clock`, for deadlines, server waits and summaries.
     pub fn clock<K2>(self, clock: K2) -> RetryLayer<P, Hooks<C, V, S, K2, B, N>> {
-        self.with_hooks(|hooks| hooks.clock(clock))
+        self.with_setup(|setup| setup.clock(clock))
     }
 
     /// Retries only as far as `budget` allows: any [`ForDestination`]. A budget is cloned into
@@ -327,7 +325,7 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// (host and port, [`destination`](crate::http::destination)) a budget of its own, so that
     /// one host's outage cannot spend the retries of another.
     pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, Hooks<C, V, S, K, B2, N>> {
-        self.with_hooks(|hooks| hooks.budget(budget))
+        self.with_setup(|setup| setup.budget(budget))
     }
 
     /// Paces the requests to each destination (host and port,
@@ -337,22 +335,33 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
     #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
     pub fn gate(self, gate: Arc<Gate>) -> RetryLayer<P, Hooks<C, V, S, K, Gating<B>, N>> {
-        self.with_hooks(|hooks| hooks.map_budget(|budget| Gating::new(gate, budget)))
+        self.with_setup(|setup| setup.gate_per_destination(gate))
     }
 
     /// Calls `hook` before every retry that will happen: a [`Notify`], such as any
     /// `FnMut(&RetryEvent<'_, Response<B>, E>)`. Its event's `result` is the refused response
     /// or the inner service's error. It is cloned into each request.
     pub fn notify<N2>(self, hook: N2) -> RetryLayer<P, Hooks<C, V, S, K, B, N2>> {
-        self.with_hooks(|hooks| hooks.notify(hook))
+        self.with_setup(|setup| setup.notify(hook))
+    }
+}
+
+impl<P, H> RetryLayer<P, H> {
+    /// A layer of `policy` and `setup`, without buffering.
+    const fn with_parts(policy: P, setup: Setup<H>) -> Self {
+        Self {
+            policy,
+            setup,
+            buffer_limit: None,
+        }
     }
 
-    /// The same layer with its hooks replaced.
-    fn with_hooks<H2>(self, f: impl FnOnce(Hooks<C, V, S, K, B, N>) -> H2) -> RetryLayer<P, H2> {
+    /// The same layer with the setup `f` makes of its own: every setter is one call of this.
+    #[inline]
+    fn with_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> RetryLayer<P, H2> {
         RetryLayer {
             policy: self.policy,
-            settings: self.settings,
-            hooks: f(self.hooks),
+            setup: f(self.setup),
             buffer_limit: self.buffer_limit,
         }
     }
@@ -369,7 +378,7 @@ impl<Svc, P: Clone, H: Clone> Layer<Svc> for RetryLayer<P, H> {
 impl<P, H> fmt::Debug for RetryLayer<P, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RetryLayer")
-            .field("settings", &self.settings)
+            .field("settings", &self.setup.settings)
             .field("buffer_limit", &self.buffer_limit)
             .finish_non_exhaustive()
     }
@@ -508,7 +517,7 @@ where
 {
     type Response = Response<ResBody>;
     type Error = RetryError<Svc::Error>;
-    type Future = ResponseFuture<Svc, ReqBody, P, H>;
+    type Future = RetryResponseFuture<Svc, ReqBody, P, H>;
 
     fn serve_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(unusable)
@@ -516,7 +525,7 @@ where
 
     fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
-        ResponseFuture::new(self.layer.run(ready, request, None).outcome())
+        RetryResponseFuture::new(self.layer.run(ready, request, None).outcome())
     }
 }
 
@@ -546,10 +555,10 @@ where
     ) -> RequestRun<Svc, B, P, H> {
         let overrides = request.extensions().get::<RetryOverrides>();
         let (policy, settings) =
-            RetryOverrides::apply(overrides, self.policy, self.settings, || {
+            RetryOverrides::apply(overrides, self.policy, self.setup.settings, || {
                 request_is_idempotent(&request)
             });
-        let hooks = per_request(&self.hooks, || crate::http::destination(&request));
+        let hooks = per_request(&self.setup.hooks, || crate::http::destination(&request));
         let max_attempts = max_attempts.unwrap_or_else(|| policy.max_attempts());
         let op = future::TowerOp::new(ready, request, self.buffer_limit, max_attempts);
         Retry::new(op, policy, hooks).settings(settings)
@@ -569,12 +578,9 @@ impl<P, H> RetryLayer<P, H> {
     /// into one [`LatencySketch`] per layer (give your own with
     /// [`HedgeLayer::latencies`]): a layer in front of one service.
     pub fn hedge(self, hedging: Hedging) -> HedgeLayer<P, H> {
-        let latencies = matches!(hedging.delay(), HedgeDelay::Quantile(_))
-            .then(|| Arc::new(LatencySketch::new()));
         HedgeLayer {
             retry: self,
-            hedging,
-            latencies,
+            hedges: Hedges::for_requests(hedging, None),
         }
     }
 }
@@ -604,15 +610,14 @@ impl HedgeLayer<AnyConfig, SpecHooks> {
 #[must_use = "a layer does nothing until it wraps a service"]
 pub struct HedgeLayer<P = AnyConfig, H = LayerHooks> {
     retry: RetryLayer<P, H>,
-    hedging: Hedging,
-    latencies: Option<Arc<LatencySketch>>,
+    hedges: Hedges,
 }
 
 impl<P, H> HedgeLayer<P, H> {
     /// Measures the attempts' latencies into `latencies` (shared with other layers or
     /// executors, say), and takes a delay at a quantile from it.
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.latencies = Some(latencies);
+        self.hedges.latencies(latencies);
         self
     }
 }
@@ -621,7 +626,7 @@ impl<P, H> fmt::Debug for HedgeLayer<P, H> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HedgeLayer")
             .field("retry", &self.retry)
-            .field("hedging", &self.hedging)
+            .field("hedging", &self.hedges.hedging)
             .finish_non_exhaustive()
     }
 }
@@ -657,17 +662,9 @@ where
 
     fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
-        let layer = &*self.layer;
-        let hedging = layer.hedging;
-        let run = layer
-            .retry
-            .run(ready, request, Some(hedging.max_attempts()))
-            .hedge(hedging);
-        let run = match &layer.latencies {
-            Some(latencies) => run.latencies(Arc::clone(latencies)),
-            None => run,
-        };
-        HedgeResponseFuture::new(run.outcome())
+        let HedgeLayer { retry, hedges } = &*self.layer;
+        let run = retry.run(ready, request, Some(hedges.hedging.max_attempts()));
+        HedgeResponseFuture::new(hedges.clone().hedge(run).outcome())
     }
 }
 
