@@ -33,7 +33,8 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use stagger_core::gate::{Gate, Slot};
+//! use stagger_core::budget::Slot;
+//! use stagger_core::gate::Gate;
 //! use stagger_core::Timestamp;
 //!
 //! let gate = Gate::new(64)?;
@@ -52,26 +53,18 @@
 //! ```
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+/// When a call may be sent. It lives with [`Budget::slot`], which answers it; re-exported here,
+/// where the gate hands slots out.
+pub use crate::budget::Slot;
 use crate::budget::{Budget, ForDestination, Spent};
 use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-
-/// When a call may be sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
-    /// Now: the destination is not being paced, or its next slot has come.
-    Now,
-    /// At this time, reserved for this call.
-    At(Timestamp),
-    /// Not before this time, which is past the caller's deadline: nothing was reserved.
-    PastDeadline(Timestamp),
-}
+use crate::keyed::Keyed;
 
 /// What the gate knows of one destination.
 #[derive(Clone, Copy, Debug)]
@@ -100,12 +93,21 @@ impl Entry {
 
 /// One pacer per destination, shared by every call to any of them. See the [module
 /// docs](self).
-#[derive(Debug)]
 pub struct Gate {
-    capacity: usize,
-    table: Mutex<BTreeMap<Box<str>, Entry>>,
+    table: Mutex<Keyed<Entry>>,
     /// The timeline of the times in the table.
     timeline: TimelineBinding,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let capacity = self.table().capacity();
+        f.debug_struct("Gate")
+            .field("capacity", &capacity)
+            .field("table", &self.table)
+            .field("timeline", &self.timeline)
+            .finish()
+    }
 }
 
 /// The first spacing is this fraction of the server's wait.
@@ -130,15 +132,13 @@ impl Gate {
     ///
     /// [`ConfigError::OutOfRange`] for a capacity of 0 or above the maximum.
     pub fn new(capacity: usize) -> Result<Self, ConfigError> {
-        crate::error::check_destinations("capacity", capacity)?;
         Ok(Self {
-            capacity,
-            table: Mutex::new(BTreeMap::new()),
+            table: Mutex::new(Keyed::new("capacity", capacity)?),
             timeline: TimelineBinding::new(),
         })
     }
 
-    fn table(&self) -> MutexGuard<'_, BTreeMap<Box<str>, Entry>> {
+    fn table(&self) -> MutexGuard<'_, Keyed<Entry>> {
         // Every update leaves the table valid, so a poisoned lock is safe to reuse.
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -246,19 +246,12 @@ impl Gate {
             entry.asked = wait;
             return;
         }
-        if table.len() >= self.capacity {
-            // Forget the destination idle longest.
-            if let Some(oldest) = table
-                .iter()
-                .min_by_key(|(_, e)| e.touched)
-                .map(|(k, _)| k.clone())
-            {
-                table.remove(&oldest);
-            }
-        }
+        // A full table forgets the destination idle longest: any may go, so there is room.
         table.insert(
-            key.into(),
-            Entry {
+            key,
+            |e| e.touched,
+            |_| true,
+            || Entry {
                 closed_until: now.saturating_add(wait),
                 last_slot: None,
                 spacing: wait / FIRST_SPACING,

@@ -44,7 +44,6 @@ use std::time::Duration;
 use crate::clock::{Timeline, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-pub use crate::gate::Slot;
 use crate::rng::SeededRng;
 
 /// The configuration of a budget: a small `Copy` value, checked and turned into the running
@@ -227,6 +226,17 @@ pub trait Budget {
     /// its slot does not call it: a pacing budget, which belongs to one run, hands the slot
     /// back when it is dropped. The default does nothing.
     fn slot_unused(&self) {}
+}
+
+/// When an attempt may be sent: what a budget that paces ([`Budget::slot`]) answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Now: the destination is not being paced, or its next slot has come.
+    Now,
+    /// At this time, reserved for this call.
+    At(Timestamp),
+    /// Not before this time, which is past the caller's deadline: nothing was reserved.
+    PastDeadline(Timestamp),
 }
 
 /// No budget: every retry the policy allows goes ahead.
