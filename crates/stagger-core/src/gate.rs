@@ -8,16 +8,15 @@
 //! it is throttled, every other call to it, first attempts included, waits for a slot of its
 //! own, and the slots are paced.
 //!
-//! Pacing learns the destination's rate from what it answers: a slot starts a quarter of the
-//! server's wait after the one before; each call served while the destination is paced
-//! shortens the spacing by a tenth (never below 1/64 of the server's wait), and each call
-//! throttled then doubles it (to at least a quarter, at most all of the server's wait); the
-//! answer to a call sent before the pacing began (a straggler of the first wave) leaves it
-//! alone. A
-//! server that asks for a longer wait than before closes the gate for that long. A destination
-//! that stops throttling is forgotten one server wait after its last slot. The set of
-//! destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
-//! longest to make room, so a flood of distinct hosts cannot grow its memory.
+//! Pacing learns the destination's rate from what it answers: the first spacing is a quarter
+//! of the server's wait; a call served in its turn shortens it by a tenth (never below 1/64 of
+//! the wait), a call throttled in its turn doubles it (to at least a quarter, at most all of
+//! the wait), and a straggler of the first wave, sent before the pacing began, leaves it alone.
+//! A server that asks for a longer wait than before closes the gate for that long. A
+//! destination that stops throttling is forgotten one server wait after its last slot. The set
+//! of destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
+//! longest to make room, so a flood of distinct hosts cannot grow its memory (the same bounded
+//! table as [`Partitioned`](crate::budget::Partitioned)'s).
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
 //! clock and in the simulator. It binds to the timeline of the first run's clock
@@ -26,8 +25,9 @@
 //!
 //! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
 //! front of any [`Budget`], and the engine asks it for a slot before each attempt
-//! ([`Run::ready`](crate::engine::Run::ready)), tells it of every server wait and success, and
-//! hands back a slot it will not use. The executors take one with `.gate(gate, key)`; the
+//! ([`Run::ready`](crate::engine::Run::ready)), answered with a [`Slot`] (a type of the
+//! [`Budget`] trait's), tells it of every server wait and success, and hands back a slot it
+//! will not use. The executors take one with `.gate(gate, key)`; the
 //! tower layer and the reqwest middleware key it by each request's host and port. The
 //! simulator's `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
 //!

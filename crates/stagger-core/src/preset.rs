@@ -1,7 +1,9 @@
 //! Named presets: the schedules other systems publish, as catalog configurations.
 //!
 //! Each preset says where its numbers come from. Where the source defines its jitter slightly
-//! differently from the catalog's policy, the preset's notes say how.
+//! differently from the catalog's policy, the preset's notes say how. An unknown name is
+//! refused with the presets' names ([`ConfigError::UnknownPreset`]), handed to the error from
+//! here.
 
 use std::time::Duration;
 

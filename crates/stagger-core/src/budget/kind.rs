@@ -1,4 +1,8 @@
 //! The budgets by name, as the CLI, configuration files and the simulator use them.
+//!
+//! This is the registry of budget names: an unknown name is refused here, and the error
+//! ([`ConfigError::UnknownBudget`]) is handed the budgets' names to list, so that the error
+//! module need not know the budgets.
 
 use std::fmt;
 use std::str::FromStr;

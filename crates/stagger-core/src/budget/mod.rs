@@ -19,6 +19,10 @@
 //! clock of the budget's own, so a budget is deterministic under a manual clock and in the
 //! simulator. A budget that keeps times binds to the timeline of the first run's clock
 //! ([`Budget::bind`]), so that runs on clocks that disagree cannot share it by accident.
+//!
+//! A budget may also pace attempts ([`Budget::slot`]), as a [`Gated`](crate::gate::Gated)
+//! budget does: the [`Slot`] it answers with is defined here, with the trait, so that the
+//! budgets depend on no pacer.
 
 pub mod breaker;
 pub mod grpc_throttle;

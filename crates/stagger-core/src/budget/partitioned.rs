@@ -8,7 +8,8 @@
 //! used least recently among those no run holds is forgotten (its next request starts a fresh
 //! budget); when every one is held, a new destination shares one overflow budget with the
 //! others that find the set full, rather than get a fresh budget each, which would bound
-//! nothing.
+//! nothing. The set is the same bounded table as a [`Gate`](crate::gate::Gate)'s, told that
+//! only a budget no run holds may go.
 //!
 //! ```
 //! use std::sync::Arc;

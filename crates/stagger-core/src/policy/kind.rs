@@ -1,4 +1,8 @@
 //! The catalog's names, formulas and pages.
+//!
+//! The catalog is the registry of policy names: an unknown name is refused here, and the
+//! error ([`ConfigError::UnknownPolicy`]) is handed the catalog's names to list, so that the
+//! error module need not know the catalog.
 
 use std::fmt;
 use std::str::FromStr;

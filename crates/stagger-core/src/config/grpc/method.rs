@@ -118,6 +118,7 @@ pub(super) fn method_config(
     })
 }
 
+/// A method config's `name` list.
 fn method_names(path: &Path, json: &Json) -> Result<Vec<MethodName>, GrpcConfigError> {
     let Json::Array(items) = json else {
         return Err(path.error(format!("must be an array, got {}", json.describe())));

@@ -22,6 +22,7 @@ pub const MAX_ATTEMPTS_LIMIT: u32 = crate::limits::GRPC_MAX_ATTEMPTS;
 /// The jitter of A6's 2024 revision: each delay is scaled by `U(0.8, 1.2)`.
 pub const JITTER: f64 = 0.2;
 
+/// A retry policy: the catalog configuration of A6's backoff, and the retryable codes.
 pub(super) fn retry_policy(
     path: &Path,
     json: &Json,

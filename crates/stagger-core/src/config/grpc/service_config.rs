@@ -114,7 +114,9 @@ impl ServiceConfig {
 
     /// [`hedging_policies`](ServiceConfig::hedging_policies) with a client-side limit on
     /// `maxAttempts` other than A6's default of 5 (gRPC's channel argument): higher values are
-    /// treated as `limit`, and a `limit` above [`MAX_HEDGED_ATTEMPTS`](crate::limits::MAX_HEDGED_ATTEMPTS) as that.
+    /// treated as `limit`, and a `limit` above [`MAX_HEDGED_ATTEMPTS`] as that.
+    ///
+    /// [`MAX_HEDGED_ATTEMPTS`]: crate::limits::MAX_HEDGED_ATTEMPTS
     ///
     /// # Errors
     ///

@@ -6,6 +6,7 @@ use super::keys::{Fields, RETRY_THROTTLING};
 use crate::budget::GrpcThrottle;
 use crate::error::ConfigError;
 
+/// `retryThrottling`, as the `grpc-throttle` budget's configuration.
 pub(super) fn throttling(path: &Path, json: &Json) -> Result<GrpcThrottle, GrpcConfigError> {
     let fields = Fields::of(path, json.object(path)?, &RETRY_THROTTLING)?;
     let required = |key: &str| fields.required(key);
