@@ -25,11 +25,11 @@
 //!
 //! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
 //! front of any [`Budget`], and the engine asks it for a slot before each attempt
-//! ([`Run::ready`](crate::engine::Run::ready)), answered with a [`Slot`] (a type of the
-//! [`Budget`] trait's), tells it of every server wait and success, and hands back a slot it
-//! will not use. The executors take one with `.gate(gate, key)`; the
-//! tower layer and the reqwest middleware key it by each request's host and port. The
-//! simulator's `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
+//! ([`Run::ready`](crate::engine::Run::ready)), which it answers with a [`Slot`] (the type of
+//! [`Budget::slot`]), tells it of every server wait and success, and hands back a slot it will
+//! not use. The executors take one with `.gate(gate, key)`; the tower layer and the reqwest
+//! middleware key it by each request's host and port. The simulator's `throttle` workload
+//! measures it (`stagger simulate --workload throttle --gate`).
 //!
 //! ```
 //! use std::time::Duration;
