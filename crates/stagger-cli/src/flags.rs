@@ -188,13 +188,13 @@ impl From<ConfigError> for Failure {
     fn from(err: ConfigError) -> Self {
         // An unknown name gets the closest valid ones, as every name flag does.
         let message = match &err {
-            ConfigError::UnknownPolicy(name) => {
+            ConfigError::UnknownPolicy { name, .. } => {
                 unknown_name("policy", name, &[("policies", &PolicyKind::names())])
             }
-            ConfigError::UnknownPreset(name) => {
+            ConfigError::UnknownPreset { name, .. } => {
                 unknown_name("preset", name, &[("presets", &Preset::names())])
             }
-            ConfigError::UnknownBudget(name) => {
+            ConfigError::UnknownBudget { name, .. } => {
                 unknown_name("budget", name, &[("budgets", &BudgetKind::names())])
             }
             _ => err.to_string(),

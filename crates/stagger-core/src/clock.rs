@@ -43,6 +43,7 @@ use std::time::{Duration, Instant};
 
 use crate::duration::saturating_nanos;
 use crate::error::ConfigError;
+pub use crate::timeline::Timeline;
 
 /// A point on a monotonic timeline: the time elapsed since the timeline's origin, in whole
 /// nanoseconds.
@@ -166,46 +167,6 @@ fn process_origin() -> Instant {
     })
 }
 
-/// Which timeline a clock's timestamps are on: timestamps from clocks on one timeline can be
-/// compared, and only those may meet in a shared budget or gate. See the [module docs](self).
-///
-/// ```
-/// use stagger_core::clock::{Clock, ManualClock, MonotonicClock, Timeline};
-///
-/// assert_eq!(MonotonicClock::new().timeline(), Timeline::PROCESS);
-/// let manual = ManualClock::new();
-/// assert_eq!(manual.clone().timeline(), manual.timeline()); // clones share their time
-/// assert_ne!(ManualClock::new().timeline(), manual.timeline());
-/// assert_ne!(Timeline::unique(), Timeline::unique());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Timeline(NonZeroU64);
-
-impl Timeline {
-    /// The process timeline: the operating system's monotonic clock, measured from the process
-    /// origin ([`Timestamp::from_instant`]).
-    pub const PROCESS: Self = Self(NonZeroU64::MIN);
-
-    /// A timeline distinct from every other made in this process.
-    #[must_use]
-    pub fn unique() -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(2);
-        let id = NEXT.fetch_add(1, Ordering::Relaxed);
-        // 2^64 timelines would wrap to 0; none is left then, and the last one is reused.
-        Self(NonZeroU64::new(id).unwrap_or(NonZeroU64::MAX))
-    }
-}
-
-impl fmt::Display for Timeline {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if *self == Self::PROCESS {
-            f.write_str("the process timeline")
-        } else {
-            write!(f, "timeline #{}", self.0)
-        }
-    }
-}
-
 /// The timeline a shared object keeps its times on: none until the first run binds it, then
 /// that run's, for good.
 ///
@@ -240,7 +201,7 @@ impl TimelineBinding {
     /// [`ConfigError::TimelineMismatch`] if another timeline was bound first.
     #[inline]
     pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
-        let given = timeline.0.get();
+        let given = timeline.id().get();
         match self
             .0
             .compare_exchange(0, given, Ordering::AcqRel, Ordering::Acquire)
@@ -249,7 +210,7 @@ impl TimelineBinding {
             Err(bound) if bound == given => Ok(()),
             Err(bound) => Err(ConfigError::TimelineMismatch {
                 // `bound` is not 0: only timelines are stored.
-                bound: Timeline(NonZeroU64::new(bound).unwrap_or(NonZeroU64::MIN)),
+                bound: Timeline::from_id(NonZeroU64::new(bound).unwrap_or(NonZeroU64::MIN)),
                 given: timeline,
             }),
         }
@@ -258,7 +219,7 @@ impl TimelineBinding {
     /// The timeline bound, if any.
     #[must_use]
     pub fn bound(&self) -> Option<Timeline> {
-        NonZeroU64::new(self.0.load(Ordering::Acquire)).map(Timeline)
+        NonZeroU64::new(self.0.load(Ordering::Acquire)).map(Timeline::from_id)
     }
 }
 

@@ -2,9 +2,15 @@
 //!
 //! Every invalid configuration is refused with a [`ConfigError`] that names the parameter and
 //! says what is allowed. Nothing in this crate panics on a user's parameters.
+//!
+//! This module is a leaf: it knows no policy, preset or budget. An unknown name carries the
+//! valid names from the registry that looked it up and refused it, so the message can list
+//! them without the error depending on every registry.
 
 use std::fmt;
 use std::time::Duration;
+
+use crate::timeline::Timeline;
 
 /// A configuration that cannot be built, and why.
 ///
@@ -47,11 +53,26 @@ pub enum ConfigError {
         policy: &'static str,
     },
     /// No policy in the catalog has this name.
-    UnknownPolicy(String),
+    UnknownPolicy {
+        /// The name given.
+        name: String,
+        /// The catalog's names, in catalog order.
+        valid: &'static [&'static str],
+    },
     /// No preset has this name.
-    UnknownPreset(String),
+    UnknownPreset {
+        /// The name given.
+        name: String,
+        /// The presets' names.
+        valid: &'static [&'static str],
+    },
     /// No budget has this name.
-    UnknownBudget(String),
+    UnknownBudget {
+        /// The name given.
+        name: String,
+        /// The budgets' names.
+        valid: &'static [&'static str],
+    },
     /// A schedule would list more retries than the limit. Lower `max_attempts`.
     ScheduleTooLong {
         /// The number of retries asked for.
@@ -72,9 +93,9 @@ pub enum ConfigError {
     /// all share the process timeline; a `ManualClock` and its clones share one of their own).
     TimelineMismatch {
         /// The timeline the shared object keeps its times on.
-        bound: crate::clock::Timeline,
+        bound: Timeline,
         /// The timeline of the run's clock.
-        given: crate::clock::Timeline,
+        given: Timeline,
     },
 }
 
@@ -98,9 +119,9 @@ impl ConfigError {
             | Self::Unusable { param, .. } => Some(param),
             Self::ZeroAttempts | Self::ScheduleTooLong { .. } => Some("max_attempts"),
             Self::CapBelowBase { .. } => Some("cap"),
-            Self::UnknownPolicy(_) => Some("policy"),
-            Self::UnknownPreset(_) => Some("preset"),
-            Self::UnknownBudget(_) => Some("budget"),
+            Self::UnknownPolicy { .. } => Some("policy"),
+            Self::UnknownPreset { .. } => Some("preset"),
+            Self::UnknownBudget { .. } => Some("budget"),
             Self::TimelineMismatch { .. } => Some("clock"),
         }
     }
@@ -130,20 +151,20 @@ impl fmt::Display for ConfigError {
             Self::NotApplicable { param, policy } => {
                 write!(f, "{param} does not apply to the {policy} policy")
             }
-            Self::UnknownPolicy(name) => write!(
+            Self::UnknownPolicy { name, valid } => write!(
                 f,
                 "unknown policy `{name}`; the catalog has: {}",
-                crate::policy::PolicyKind::names().join(", ")
+                valid.join(", ")
             ),
-            Self::UnknownPreset(name) => write!(
+            Self::UnknownPreset { name, valid } => write!(
                 f,
                 "unknown preset `{name}`; the presets are: {}",
-                crate::preset::Preset::names().join(", ")
+                valid.join(", ")
             ),
-            Self::UnknownBudget(name) => write!(
+            Self::UnknownBudget { name, valid } => write!(
                 f,
                 "unknown budget `{name}`; the budgets are: {}",
-                crate::budget::BudgetKind::names().join(", ")
+                valid.join(", ")
             ),
             Self::ScheduleTooLong { retries, limit } => write!(
                 f,

@@ -8,16 +8,15 @@
 //! it is throttled, every other call to it, first attempts included, waits for a slot of its
 //! own, and the slots are paced.
 //!
-//! Pacing learns the destination's rate from what it answers: a slot starts a quarter of the
-//! server's wait after the one before; each call served while the destination is paced
-//! shortens the spacing by a tenth (never below 1/64 of the server's wait), and each call
-//! throttled then doubles it (to at least a quarter, at most all of the server's wait); the
-//! answer to a call sent before the pacing began (a straggler of the first wave) leaves it
-//! alone. A
-//! server that asks for a longer wait than before closes the gate for that long. A destination
-//! that stops throttling is forgotten one server wait after its last slot. The set of
-//! destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
-//! longest to make room, so a flood of distinct hosts cannot grow its memory.
+//! Pacing learns the destination's rate from what it answers: the first spacing is a quarter
+//! of the server's wait; a call served in its turn shortens it by a tenth (never below 1/64 of
+//! the wait), a call throttled in its turn doubles it (to at least a quarter, at most all of
+//! the wait), and a straggler of the first wave, sent before the pacing began, leaves it alone.
+//! A server that asks for a longer wait than before closes the gate for that long. A
+//! destination that stops throttling is forgotten one server wait after its last slot. The set
+//! of destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
+//! longest to make room, so a flood of distinct hosts cannot grow its memory (the same bounded
+//! table as [`Partitioned`](crate::budget::Partitioned)'s).
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
 //! clock and in the simulator. It binds to the timeline of the first run's clock
@@ -26,14 +25,16 @@
 //!
 //! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
 //! front of any [`Budget`], and the engine asks it for a slot before each attempt
-//! ([`Run::ready`](crate::engine::Run::ready)), tells it of every server wait and success, and
-//! hands back a slot it will not use. The executors take one with `.gate(gate, key)`; the
-//! tower layer and the reqwest middleware key it by each request's host and port. The
-//! simulator's `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
+//! ([`Run::ready`](crate::engine::Run::ready)), which it answers with a [`Slot`] (the type of
+//! [`Budget::slot`]), tells it of every server wait and success, and hands back a slot it will
+//! not use. The executors take one with `.gate(gate, key)`; the tower layer and the reqwest
+//! middleware key it by each request's host and port. The simulator's `throttle` workload
+//! measures it (`stagger simulate --workload throttle --gate`).
 //!
 //! ```
 //! use std::time::Duration;
-//! use stagger_core::gate::{Gate, Slot};
+//! use stagger_core::budget::Slot;
+//! use stagger_core::gate::Gate;
 //! use stagger_core::Timestamp;
 //!
 //! let gate = Gate::new(64)?;
@@ -52,26 +53,18 @@
 //! ```
 
 use std::cell::Cell;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+/// When a call may be sent. It lives with [`Budget::slot`], which answers it; re-exported here,
+/// where the gate hands slots out.
+pub use crate::budget::Slot;
 use crate::budget::{Budget, ForDestination, Spent};
 use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-
-/// When a call may be sent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Slot {
-    /// Now: the destination is not being paced, or its next slot has come.
-    Now,
-    /// At this time, reserved for this call.
-    At(Timestamp),
-    /// Not before this time, which is past the caller's deadline: nothing was reserved.
-    PastDeadline(Timestamp),
-}
+use crate::keyed::Keyed;
 
 /// What the gate knows of one destination.
 #[derive(Clone, Copy, Debug)]
@@ -100,12 +93,21 @@ impl Entry {
 
 /// One pacer per destination, shared by every call to any of them. See the [module
 /// docs](self).
-#[derive(Debug)]
 pub struct Gate {
-    capacity: usize,
-    table: Mutex<BTreeMap<Box<str>, Entry>>,
+    table: Mutex<Keyed<Entry>>,
     /// The timeline of the times in the table.
     timeline: TimelineBinding,
+}
+
+impl fmt::Debug for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let capacity = self.table().capacity();
+        f.debug_struct("Gate")
+            .field("capacity", &capacity)
+            .field("table", &self.table)
+            .field("timeline", &self.timeline)
+            .finish()
+    }
 }
 
 /// The first spacing is this fraction of the server's wait.
@@ -130,15 +132,13 @@ impl Gate {
     ///
     /// [`ConfigError::OutOfRange`] for a capacity of 0 or above the maximum.
     pub fn new(capacity: usize) -> Result<Self, ConfigError> {
-        crate::error::check_destinations("capacity", capacity)?;
         Ok(Self {
-            capacity,
-            table: Mutex::new(BTreeMap::new()),
+            table: Mutex::new(Keyed::new("capacity", capacity)?),
             timeline: TimelineBinding::new(),
         })
     }
 
-    fn table(&self) -> MutexGuard<'_, BTreeMap<Box<str>, Entry>> {
+    fn table(&self) -> MutexGuard<'_, Keyed<Entry>> {
         // Every update leaves the table valid, so a poisoned lock is safe to reuse.
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -246,19 +246,12 @@ impl Gate {
             entry.asked = wait;
             return;
         }
-        if table.len() >= self.capacity {
-            // Forget the destination idle longest.
-            if let Some(oldest) = table
-                .iter()
-                .min_by_key(|(_, e)| e.touched)
-                .map(|(k, _)| k.clone())
-            {
-                table.remove(&oldest);
-            }
-        }
+        // A full table forgets the destination idle longest: any may go, so there is room.
         table.insert(
-            key.into(),
-            Entry {
+            key,
+            |e| e.touched,
+            |_| true,
+            || Entry {
                 closed_until: now.saturating_add(wait),
                 last_slot: None,
                 spacing: wait / FIRST_SPACING,

@@ -35,6 +35,7 @@ pub mod engine;
 pub mod error;
 pub mod failure;
 pub mod gate;
+mod keyed;
 pub mod limits;
 pub mod policy;
 pub mod preset;
@@ -42,6 +43,7 @@ pub mod retry_after;
 pub mod rng;
 pub mod schedule;
 pub mod sketch;
+mod timeline;
 
 pub use clock::{Clock, ManualClock, MonotonicClock, Timeline, Timestamp};
 pub use error::ConfigError;

@@ -1,7 +1,9 @@
 //! Named presets: the schedules other systems publish, as catalog configurations.
 //!
 //! Each preset says where its numbers come from. Where the source defines its jitter slightly
-//! differently from the catalog's policy, the preset's notes say how.
+//! differently from the catalog's policy, the preset's notes say how. An unknown name is
+//! refused with the presets' names ([`ConfigError::UnknownPreset`]), handed to the error from
+//! here.
 
 use std::time::Duration;
 
@@ -151,14 +153,28 @@ impl Preset {
         Self::ALL
             .into_iter()
             .find(|p| p.name == name)
-            .ok_or_else(|| ConfigError::UnknownPreset(name.to_owned()))
+            .ok_or_else(|| ConfigError::UnknownPreset {
+                name: name.to_owned(),
+                valid: &Self::NAMES,
+            })
     }
 
     /// Every preset's name.
     #[must_use]
     pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|p| p.name).collect()
+        Self::NAMES.to_vec()
     }
+
+    /// Every preset's name, as an unknown name's error lists them.
+    const NAMES: [&'static str; Self::ALL.len()] = {
+        let mut names = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].name;
+            i += 1;
+        }
+        names
+    };
 
     /// The preset's name.
     #[must_use]

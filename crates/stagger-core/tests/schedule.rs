@@ -100,7 +100,17 @@ fn every_preset_is_valid_and_documented() {
     }
     assert_eq!(
         Preset::named("nope"),
-        Err(ConfigError::UnknownPreset("nope".to_owned()))
+        Err(ConfigError::UnknownPreset {
+            name: "nope".to_owned(),
+            valid: &[
+                "delivery",
+                "aws-standard",
+                "grpc",
+                "envoy",
+                "polly",
+                "cenkalti"
+            ],
+        })
     );
 }
 

@@ -1,4 +1,8 @@
 //! The budgets by name, as the CLI, configuration files and the simulator use them.
+//!
+//! This is the registry of budget names: an unknown name is refused here, and the error
+//! ([`ConfigError::UnknownBudget`]) is handed the budgets' names to list, so that the error
+//! module need not know the budgets.
 
 use std::fmt;
 use std::str::FromStr;
@@ -70,8 +74,19 @@ impl BudgetKind {
     /// Every budget's name.
     #[must_use]
     pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|k| k.name()).collect()
+        Self::NAMES.to_vec()
     }
+
+    /// Every budget's name, as an unknown name's error lists them.
+    const NAMES: [&'static str; Self::ALL.len()] = {
+        let mut names = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// What it bounds, in one line.
     #[must_use]
@@ -115,7 +130,10 @@ impl FromStr for BudgetKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == name)
-            .ok_or_else(|| ConfigError::UnknownBudget(name.to_owned()))
+            .ok_or_else(|| ConfigError::UnknownBudget {
+                name: name.to_owned(),
+                valid: &Self::NAMES,
+            })
     }
 }
 

@@ -19,6 +19,10 @@
 //! clock of the budget's own, so a budget is deterministic under a manual clock and in the
 //! simulator. A budget that keeps times binds to the timeline of the first run's clock
 //! ([`Budget::bind`]), so that runs on clocks that disagree cannot share it by accident.
+//!
+//! A budget may also pace attempts ([`Budget::slot`]), as a [`Gated`](crate::gate::Gated)
+//! budget does: the [`Slot`] it answers with is defined here, with the trait, so that the
+//! budgets depend on no pacer.
 
 pub mod breaker;
 pub mod grpc_throttle;
@@ -44,7 +48,6 @@ use std::time::Duration;
 use crate::clock::{Timeline, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-pub use crate::gate::Slot;
 use crate::rng::SeededRng;
 
 /// The configuration of a budget: a small `Copy` value, checked and turned into the running
@@ -227,6 +230,17 @@ pub trait Budget {
     /// its slot does not call it: a pacing budget, which belongs to one run, hands the slot
     /// back when it is dropped. The default does nothing.
     fn slot_unused(&self) {}
+}
+
+/// When an attempt may be sent: what a budget that paces ([`Budget::slot`]) answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// Now: the destination is not being paced, or its next slot has come.
+    Now,
+    /// At this time, reserved for this call.
+    At(Timestamp),
+    /// Not before this time, which is past the caller's deadline: nothing was reserved.
+    PastDeadline(Timestamp),
 }
 
 /// No budget: every retry the policy allows goes ahead.

@@ -8,7 +8,8 @@
 //! used least recently among those no run holds is forgotten (its next request starts a fresh
 //! budget); when every one is held, a new destination shares one overflow budget with the
 //! others that find the set full, rather than get a fresh budget each, which would bound
-//! nothing.
+//! nothing. The set is the same bounded table as a [`Gate`](crate::gate::Gate)'s, told that
+//! only a budget no run holds may go.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -29,12 +30,12 @@
 //! # Ok::<(), stagger_core::ConfigError>(())
 //! ```
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::{BudgetConfig, ForDestination};
 use crate::error::ConfigError;
+use crate::keyed::Keyed;
 use crate::rng::SeededRng;
 
 /// Builds a destination's budget from the generator it is given.
@@ -43,7 +44,6 @@ type Make<B> = dyn Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync;
 /// One budget per destination, built on first use, in a set bounded by `capacity`. See the
 /// [module docs](self).
 pub struct Partitioned<B> {
-    capacity: usize,
     make: Box<Make<B>>,
     /// A budget built when the set was made: the proof that the configuration builds, and the
     /// overflow budget that destinations share when the set is full of budgets in use (or if a
@@ -54,7 +54,7 @@ pub struct Partitioned<B> {
 
 struct Table<B> {
     /// Each destination's budget, and when it was last used (a count of lookups).
-    parts: BTreeMap<Box<str>, (Arc<B>, u64)>,
+    parts: Keyed<(Arc<B>, u64)>,
     lookups: u64,
     rng: SeededRng,
 }
@@ -88,14 +88,13 @@ impl<B> Partitioned<B> {
         mut rng: SeededRng,
         make: impl Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync + 'static,
     ) -> Result<Self, ConfigError> {
-        crate::error::check_destinations("capacity", capacity)?;
+        let parts = Keyed::new("capacity", capacity)?;
         let first = Arc::new(make(rng.fork())?);
         Ok(Self {
-            capacity,
             make: Box::new(make),
             first,
             table: Mutex::new(Table {
-                parts: BTreeMap::new(),
+                parts,
                 lookups: 0,
                 rng,
             }),
@@ -110,34 +109,32 @@ impl<B> Partitioned<B> {
     /// The budget of the destination `key`, built if it is new.
     pub fn for_key(&self, key: &str) -> Arc<B> {
         let mut table = self.table();
-        table.lookups += 1;
-        let now = table.lookups;
-        if let Some((budget, used)) = table.parts.get_mut(key) {
+        let Table {
+            parts,
+            lookups,
+            rng,
+        } = &mut *table;
+        *lookups += 1;
+        let now = *lookups;
+        if let Some((budget, used)) = parts.get_mut(key) {
             *used = now;
             return Arc::clone(budget);
         }
-        if table.parts.len() >= self.capacity {
-            // Only a budget no run holds may be forgotten: one in use would live on beside a
-            // fresh one, and the destination would have two.
-            let idle = table
-                .parts
-                .iter()
-                .filter(|(_, (budget, _))| Arc::strong_count(budget) == 1)
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone());
-            match idle {
-                Some(oldest) => {
-                    table.parts.remove(&oldest);
-                }
-                None => return Arc::clone(&self.first),
-            }
-        }
-        let rng = table.rng.fork();
-        // The configuration built once already, so this cannot fail; if it did, the
-        // destination would share the first budget rather than go without one.
-        let budget = (self.make)(rng).map_or_else(|_| Arc::clone(&self.first), Arc::new);
-        table.parts.insert(key.into(), (Arc::clone(&budget), now));
-        budget
+        // Only a budget no run holds may be forgotten: one in use would live on beside a fresh
+        // one, and the destination would have two. If every one is held, the overflow budget.
+        let added = parts.insert(
+            key,
+            |(_, used)| *used,
+            |(budget, _)| Arc::strong_count(budget) == 1,
+            || {
+                // The configuration built once already, so this cannot fail; if it did, the
+                // destination would share the first budget rather than go without one.
+                let built = (self.make)(rng.fork());
+                let budget = built.map_or_else(|_| Arc::clone(&self.first), Arc::new);
+                (budget, now)
+            },
+        );
+        added.map_or_else(|| Arc::clone(&self.first), |(budget, _)| Arc::clone(budget))
     }
 
     /// The destinations the set holds now.
@@ -155,9 +152,13 @@ impl<B> Partitioned<B> {
 
 impl<B> fmt::Debug for Partitioned<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (capacity, destinations) = {
+            let table = self.table();
+            (table.parts.capacity(), table.parts.len())
+        };
         f.debug_struct("Partitioned")
-            .field("capacity", &self.capacity)
-            .field("destinations", &self.len())
+            .field("capacity", &capacity)
+            .field("destinations", &destinations)
             .field("budget", &std::any::type_name::<B>())
             .finish_non_exhaustive()
     }

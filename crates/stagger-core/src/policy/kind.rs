@@ -1,4 +1,8 @@
 //! The catalog's names, formulas and pages.
+//!
+//! The catalog is the registry of policy names: an unknown name is refused here, and the
+//! error ([`ConfigError::UnknownPolicy`]) is handed the catalog's names to list, so that the
+//! error module need not know the catalog.
 
 use std::fmt;
 use std::str::FromStr;
@@ -83,8 +87,19 @@ impl PolicyKind {
     /// Every catalog name, in catalog order.
     #[must_use]
     pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|k| k.name()).collect()
+        Self::NAMES.to_vec()
     }
+
+    /// Every catalog name, in catalog order, as an unknown name's error lists them.
+    const NAMES: [&'static str; Self::ALL.len()] = {
+        let mut names = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = Self::ALL[i].name();
+            i += 1;
+        }
+        names
+    };
 
     /// The delay before retry `n`, as a formula. `v = min(cap, base * factor^(n-1))`.
     #[must_use]
@@ -178,7 +193,10 @@ impl FromStr for PolicyKind {
         Self::ALL
             .into_iter()
             .find(|k| k.name() == name)
-            .ok_or_else(|| ConfigError::UnknownPolicy(name.to_owned()))
+            .ok_or_else(|| ConfigError::UnknownPolicy {
+                name: name.to_owned(),
+                valid: &Self::NAMES,
+            })
     }
 }
 
