@@ -39,6 +39,7 @@ impl Call {
 
     /// A request running `policy` (with its own generator) from `now`, with its client's
     /// budget.
+    #[inline]
     pub(crate) fn start(
         policy: RunningPolicy,
         budget: SimBudget,
@@ -53,6 +54,7 @@ impl Call {
 
     /// Gives the request a generator of its own for the spread above a server's wait
     /// ([`Dispersal`](stagger_core::engine::Dispersal)), as the executors do.
+    #[inline]
     pub(crate) fn spread(mut self, rng: SeededRng) -> Self {
         self.run.set_rng(rng);
         self

@@ -175,6 +175,7 @@ impl Composed {
 
     /// The engine's settings for each request: the deadline, the attempt timeout and the
     /// dispersal.
+    #[inline]
     pub(crate) fn settings(&self) -> Settings {
         let settings = match self.deadline {
             Some(timeout) => Settings::new().with_timeout(timeout),
@@ -189,6 +190,7 @@ impl Composed {
 
     /// Whether each request holds a budget of its own (and its generators come from the
     /// world in turn): fixed clients, or [`BudgetScope::PerRequest`].
+    #[inline]
     pub(crate) const fn per_request(&self) -> bool {
         matches!(self.clients, Clients::Fixed { .. })
             || matches!(self.budget_scope, BudgetScope::PerRequest)

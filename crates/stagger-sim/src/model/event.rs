@@ -61,6 +61,7 @@ pub(crate) enum Kind {
 
 impl Outcome {
     /// Its kind and its wait (0 for none), as an event carries them.
+    #[inline]
     pub(crate) const fn split(self) -> (Kind, Nanos) {
         match self {
             Self::Ok => (Kind::Ok, 0),
@@ -72,6 +73,7 @@ impl Outcome {
     }
 
     /// The outcome an event carries as `kind` and `wait`.
+    #[inline]
     pub(crate) const fn join(kind: Kind, wait: Nanos) -> Self {
         match kind {
             Kind::Ok => Self::Ok,

@@ -72,6 +72,7 @@ pub(crate) struct Flying {
 
 impl Request {
     /// The innermost run in progress of a retried request: the one whose attempt comes next.
+    #[inline]
     pub(crate) fn top(&mut self) -> Option<&mut Call> {
         match &mut self.run {
             Driven::Retried { call, inner, .. } => Some(inner.last_mut().unwrap_or(call)),
@@ -80,6 +81,7 @@ impl Request {
     }
 
     /// Whether the request awaits attempt `id`.
+    #[inline]
     pub(crate) fn awaits(&self, id: Id) -> bool {
         match &self.run {
             Driven::Retried { pending, .. } => *pending == Some(id),
@@ -88,6 +90,7 @@ impl Request {
     }
 
     /// When attempt `id` was sent (0 if the request no longer awaits it).
+    #[inline]
     pub(crate) fn sent_at(&self, id: Id) -> Nanos {
         match &self.run {
             Driven::Retried { sent_at, .. } => *sent_at,
@@ -96,6 +99,7 @@ impl Request {
     }
 
     /// Holds the time back of attempt `id` while a concurrency limiter serves it.
+    #[inline]
     pub(crate) fn set_trip(&mut self, id: Id, back: Nanos) {
         match &mut self.run {
             Driven::Retried { trip, .. } => *trip = back,
@@ -108,6 +112,7 @@ impl Request {
     }
 
     /// The time back of attempt `id` held by [`Request::set_trip`].
+    #[inline]
     pub(crate) fn trip(&self, id: Id) -> Nanos {
         match &self.run {
             Driven::Retried { trip, .. } => *trip,
@@ -131,5 +136,19 @@ pub(crate) fn failure_of(stopped: &Stopped) -> Failure {
         Some(failure) => failure,
         None if stopped.reason == StopReason::BudgetRefusedFirstAttempt => Failure::Throttled(None),
         None => Failure::Rejected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every request in flight holds one, and each event carries one: their sizes are what
+    /// the outage at size spends its memory and its copies on (docs/benchmarks.md), so they
+    /// may shrink but not grow unnoticed.
+    #[test]
+    fn a_request_and_an_event_stay_within_their_sizes() {
+        assert!(size_of::<Request>() <= 408, "{}", size_of::<Request>());
+        assert_eq!(size_of::<crate::model::event::Event>(), 24);
     }
 }

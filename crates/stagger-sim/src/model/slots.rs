@@ -23,14 +23,21 @@ impl<T> Slots<T> {
     /// Puts `value` in a free slot, or a new one, and returns its number.
     #[inline]
     pub(crate) fn insert(&mut self, value: T) -> u32 {
+        self.insert_with(|| value)
+    }
+
+    /// Puts the value `make` makes in a free slot, or a new one, and returns its number. The
+    /// value is made where it will lie: a request is a few hundred bytes, not copied twice.
+    #[inline(always)]
+    pub(crate) fn insert_with(&mut self, make: impl FnOnce() -> T) -> u32 {
         if let Some(slot) = self.free.pop() {
             // A free slot is empty, so filling it drops nothing.
             let entry = &mut self.slots[slot as usize];
             debug_assert!(entry.is_none(), "slot {slot} is on the free list but full");
-            entry.get_or_insert(value);
+            entry.get_or_insert_with(make);
             slot
         } else {
-            self.slots.push(Some(value));
+            self.slots.push(Some(make()));
             // Far fewer values are ever live at once than u32::MAX (the workloads' limits).
             u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
         }

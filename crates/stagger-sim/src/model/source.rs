@@ -28,6 +28,7 @@ pub(crate) struct Source {
 pub(crate) type Budgets = (SimBudget, Option<Rc<Partitioned<AnyBudget>>>);
 
 impl Source {
+    #[inline]
     pub(crate) fn new(
         gaps: SeededRng,
         server: Option<SeededRng>,
@@ -44,6 +45,7 @@ impl Source {
         }
     }
 
+    #[inline]
     pub(crate) fn server(&mut self) -> &mut SeededRng {
         self.server.as_mut().unwrap_or(&mut self.gaps)
     }

@@ -210,33 +210,40 @@ impl<'a> Loop<'a> {
             self.queue.push(now, Event::Wake(slot));
             return Ok(());
         }
-        let mut call = Call::start(
-            self.template
-                .start(policy_rng.unwrap_or_else(|| source.policies.fork())),
-            budget,
-            self.settings,
-            now,
-        );
-        if self.model.per_request() && tells_waits {
-            call = call.spread(source.policies.fork());
-        }
-        let slot = self.requests.insert(Request {
-            run: Driven::Retried {
-                call,
-                inner: Vec::new(),
-                pending: None,
-                sent_at: 0,
-                trip: 0,
+        let template = &self.template;
+        let settings = self.settings;
+        let spread = self.model.per_request() && tells_waits;
+        let slot = self.requests.insert_with(
+            #[inline(always)]
+            || {
+                let mut call = Call::start(
+                    template.start(policy_rng.unwrap_or_else(|| source.policies.fork())),
+                    budget,
+                    settings,
+                    now,
+                );
+                if spread {
+                    call = call.spread(source.policies.fork());
+                }
+                Request {
+                    run: Driven::Retried {
+                        call,
+                        inner: Vec::new(),
+                        pending: None,
+                        sent_at: 0,
+                        trip: 0,
+                    },
+                    source: c,
+                    met: false,
+                    not_before: 0,
+                    told_at: 0,
+                    sent: 0,
+                    reached: false,
+                    to_down,
+                    answers,
+                }
             },
-            source: c,
-            met: false,
-            not_before: 0,
-            told_at: 0,
-            sent: 0,
-            reached: false,
-            to_down,
-            answers,
-        });
+        );
         self.own(slot, parent);
         self.send(slot, now)
     }
