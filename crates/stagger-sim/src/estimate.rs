@@ -5,7 +5,7 @@
 //! the clients, the requests that arrive (`rate` x `duration`), the attempts the policy makes
 //! at the server's failure rate, and the requests in flight at once (Little's law: arrival
 //! rate x how long a request lives). Sizes are the `size_of` of the structures the run
-//! allocates, plus the allocator's overhead per block ([`block`]).
+//! allocates, plus the allocator's overhead per block ([`block`](crate::memory::block)).
 //!
 //! Where the model knows the answer in expectation (no budget, a server that fails
 //! independently) the estimate is that expectation. Where it cannot know it (how much a budget

@@ -20,7 +20,7 @@
 //!   (github.com/mbrooker/simulator_example, `simple_collapse_sim/sim.py`).
 //!
 //! Nine of the workloads (open-loop, serial, outage, throttle, herd, spike, ramp, partition
-//! and tail) are compositions of the parts of [`compose`]: clients, a load over time, a
+//! and tail) are compositions of the parts of [`model`]: clients, a load over time, a
 //! network and a dependency (with a second host behind its name, or a pool of replicas, if
 //! asked) chosen each on its own and run in one event loop, which scenario files also drive
 //! with any mix of those parts. Contention, whose clients all race for one row, keeps its

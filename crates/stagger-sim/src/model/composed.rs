@@ -12,7 +12,7 @@ use crate::model::parts::*;
 use crate::queue::{Nanos, nanos};
 use crate::timeline::{Load, Profile};
 
-/// A run of clients, a network and a dependency: see the [module documentation](self).
+/// A run of clients, a network and a dependency: see the [module documentation](crate::model).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Composed {
     /// Who sends the requests.
@@ -31,7 +31,7 @@ pub struct Composed {
     /// meets a wait and needs a draw for it forks its generator then, from its source's
     /// policy generator, as the executors give one only to the runs that need it.
     pub dispersal: Dispersal,
-    /// Whether the clients share one [`Gate`] for the dependency, in front of each request's
+    /// Whether the clients share one [`Gate`](stagger_core::gate::Gate) for the dependency, in front of each request's
     /// budget, as the executors put one.
     pub gate: bool,
     /// The window of the peak retry share.
@@ -41,7 +41,7 @@ pub struct Composed {
     /// Each attempt's own timeout, counted from when it is sent, besides the deadline; `None`
     /// for none. An attempt whose time runs out (this timeout or the deadline, as the engine's
     /// [`Attempt::remaining`](stagger_core::engine::Attempt::remaining) says) fails with
-    /// [`Failure::Timeout`], and its answer, if it comes later, is ignored.
+    /// [`Failure::Timeout`](stagger_core::Failure::Timeout), and its answer, if it comes later, is ignored.
     pub attempt_timeout: Option<Duration>,
     /// How long after the end of the run the requests still in flight are followed; those
     /// still unfinished then are counted under the give-up reason `"unfinished"`. `None`:
@@ -164,7 +164,7 @@ impl Composed {
 
     /// The most events a run may process, [`limits::MAX_EVENTS`]; a run that needs more (a
     /// policy with no attempt limit against a dependency that always fails, say) stops with
-    /// [`SimError::TooLarge`].
+    /// [`SimError::TooLarge`](crate::SimError::TooLarge).
     pub const MAX_EVENTS: u64 = limits::MAX_EVENTS;
 
     /// The most sub-requests a request fans out to, [`limits::MAX_FANOUT`].

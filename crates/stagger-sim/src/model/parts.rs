@@ -20,16 +20,16 @@ pub enum Clients {
     /// `sources` independent Poisson sources, each sending `rate` requests a second whether or
     /// not its earlier requests are over: retries add load on top of the offered rate.
     Open {
-        /// The sources (1 to [`Composed::MAX_SOURCES`]).
+        /// The sources (1 to [`Composed::MAX_SOURCES`](crate::model::Composed::MAX_SOURCES)).
         sources: u64,
-        /// Each source's requests a second, in (0, [`Composed::MAX_RATE`]].
+        /// Each source's requests a second, in (0, [`Composed::MAX_RATE`](crate::model::Composed::MAX_RATE)].
         rate: f64,
     },
     /// `clients` serial clients, each with one request in flight: when a request ends, the next
     /// starts `max(0, Exp(1 / rate) - (time since the last one started))` later (Brooker's
     /// `SerialClient`), so time spent retrying is time not spent on first tries.
     Serial {
-        /// The clients (1 to [`Composed::MAX_SOURCES`]).
+        /// The clients (1 to [`Composed::MAX_SOURCES`](crate::model::Composed::MAX_SOURCES)).
         clients: u64,
         /// The rate at which each client starts requests when they are quick, in (0, 1e5].
         rate: f64,
@@ -37,7 +37,7 @@ pub enum Clients {
     /// `count` clients that each send one request at time zero (a fleet that meets the
     /// dependency together), each with a budget of its own.
     Fixed {
-        /// The clients (1 to [`Composed::MAX_FIXED`]).
+        /// The clients (1 to [`Composed::MAX_FIXED`](crate::model::Composed::MAX_FIXED)).
         count: u64,
     },
 }
@@ -144,8 +144,8 @@ pub struct Limiter {
 /// What a [`Limiter`] limits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum LimiterKind {
-    /// A token bucket of `burst` tokens refilled at `rate` a second ([`RateLimiter`]); a
-    /// refusal is a 429 ([`Failure::Throttled`]): the attempt had no effect.
+    /// A token bucket of `burst` tokens refilled at `rate` a second ([`RateLimiter`](crate::model::RateLimiter)); a
+    /// refusal is a 429 ([`Failure::Throttled`](stagger_core::Failure::Throttled)): the attempt had no effect.
     Rate {
         /// Tokens a second, in (0, 1e9].
         rate: f64,
@@ -153,7 +153,7 @@ pub enum LimiterKind {
         burst: u32,
     },
     /// At most `limit` attempts in service at once, each for `service`; a refusal is a 503
-    /// with the wait ([`Failure::RetryAfter`]).
+    /// with the wait ([`Failure::RetryAfter`](stagger_core::Failure::RetryAfter)).
     Concurrency {
         /// The most attempts in service, at least 1.
         limit: u32,
@@ -286,13 +286,13 @@ impl Replicas {
 /// (the network's delays and its failures) from a generator of its own, forked from its
 /// source's server generator when it arrives: whatever the budget grants, every strategy
 /// meets the same requests and the same answers, and they differ only in the retries they
-/// send. The row reports each host's figures ([`ResultRow::host_a`], [`ResultRow::host_b`]).
+/// send. The row reports each host's figures ([`ResultRow::host_a`](crate::metrics::ResultRow::host_a), [`ResultRow::host_b`](crate::metrics::ResultRow::host_b)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TwoHosts {
     /// The share of the requests that go to host A, the one that is down, in [0, 1].
     pub share_down: f64,
     /// Whether each budget is a set of one per host (a
-    /// [`Partitioned`], as a layer that serves many
+    /// [`Partitioned`](stagger_core::budget::Partitioned), as a layer that serves many
     /// destinations keeps), each host's starting full, rather than one for both hosts. A
     /// budget per request is its host's alone either way.
     pub budget_per_host: bool,

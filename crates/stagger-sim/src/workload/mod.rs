@@ -1,5 +1,8 @@
-//! The canonical workloads, one file each. Each module's documentation states its model and
-//! its source.
+//! The canonical workloads: each is its parameters, their checks and one assembly of the
+//! model's parts ([`Workload::model`]), so its figures are the model's. Each module's
+//! documentation states its setup and its source; the spike and the ramp share a file, one
+//! setup under two load shapes. [`Overrides`] are the command line's parameters, each
+//! workload accepting those it names in [`Workload::ACCEPTS`].
 
 pub mod contention;
 pub mod herd;

@@ -2,12 +2,10 @@
 //!
 //! The closed clients of Marc Brooker's "What is Backoff For?" (2022), the W3 setup of docs/scoreboard.md, on the
 //! server of W2 ([`open_loop`](super::open_loop)). `clients` serial clients (default 100) each
-//! have one call in flight and start calls at about `rate` a second (default 10), as the
-//! source's `SerialClient` paces them: when a request ends (success or give-up), the next
-//! starts `max(0, Exp(1 / rate) - (time since the last one started))` later, so a client that
-//! spent longer than its draw on a request starts the next at once. The first starts after one
-//! such draw from time zero. Requests start for `duration` (default 10 s); the ones in flight
-//! then run to completion. Each attempt takes one round trip drawn from `Exp(mean 10 ms)`, and
+//! have one call in flight and start calls at about `rate` a second (default 10), paced as the
+//! source's `SerialClient` paces them ([`Clients::Serial`] says how): a client that spent
+//! longer than its draw on a request starts the next at once. Requests start for `duration`
+//! (default 10 s); the ones in flight then run to completion. Each attempt takes one round trip drawn from `Exp(mean 10 ms)`, and
 //! the server fails it independently with probability `failure_rate` (default 0.5), with a
 //! retryable error. Each client holds its own budget.
 //!

@@ -60,18 +60,18 @@
 //!   the client in second `k`, that is in `[k s, (k + 1) s)`, by completion time. [`Timeline`]
 //!   also holds the offered rate, arrivals, attempts and work in progress per second, for
 //!   plots.
-//! - **Tail goodput ratio** ([`ResultRow::tail_goodput_ratio`]): successes reaching clients in
+//! - **Tail goodput ratio** ([`ResultRow::tail_goodput_ratio`](crate::metrics::ResultRow::tail_goodput_ratio)): successes reaching clients in
 //!   the final 30 s of the run, per second, divided by the mean rate offered over those same
 //!   30 s (40 for `spike`; 16.7 for the default `ramp`, whose rate falls to nothing at 75 s). About 1 means the system serves what
 //!   it is offered.
-//! - **Recovery time** ([`ResultRow::recovery_ms`], `spike` only): from the end of the trigger
+//! - **Recovery time** ([`ResultRow::recovery_ms`](crate::metrics::ResultRow::recovery_ms), `spike` only): from the end of the trigger
 //!   (25 s) to the start of the first whole second `k >= 25 s` such that the goodput of each of
 //!   the five seconds `k .. k + 5` is at least 90 % of the offered rate in that second (36 per
 //!   second after the spike), in ms. `null` if that never happens within the run. It does not
 //!   apply to `ramp`, whose trigger lasts to the end. The criterion counts whole requests in
 //!   one-second buckets, so Poisson noise can delay it by a few seconds: at 40 per second a
 //!   single second falls below 36 about a quarter of the time, even with no collapse at all.
-//! - The common metrics ([`ResultRow`]) cover every request that arrived before the end of the
+//! - The common metrics ([`ResultRow`](crate::metrics::ResultRow)) cover every request that arrived before the end of the
 //!   run, followed to its end (success or give-up) for up to 5 minutes after it. Requests still
 //!   unfinished then are counted under the give-up reason `"unfinished"`.
 //!

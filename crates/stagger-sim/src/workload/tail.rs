@@ -24,7 +24,7 @@
 //!   `0.6 x replicas x concurrency / mean service`, 2 400 requests per second at the defaults)
 //!   for `duration` (default 100 s). Every attempt, the first and each retry, goes to a replica
 //!   picked at random; there is no load balancer that knows which replica is paused. A hedge
-//!   ([`Strategy::hedging`]) goes to a replica picked at random among those the request has not
+//!   ([`Strategy::hedging`](crate::Strategy::hedging)) goes to a replica picked at random among those the request has not
 //!   tried, as gRFC A6 asks of hedges ("distinct backends, if possible"). No network delay is
 //!   modelled.
 //! - **Hedging:** each request runs the engine's [`Hedged`](stagger_core::engine::Hedged); a

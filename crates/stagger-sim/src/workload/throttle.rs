@@ -14,7 +14,7 @@
 //!   workload's dispersal (default [`Dispersal::default`]).
 //! - **Network:** a constant one-way delay of 1 ms, the same for everyone, so any spread comes
 //!   from the clients.
-//! - **Server:** a rate limiter ([`RateLimiter`]): a token bucket of `limit_burst` tokens
+//! - **Server:** a rate limiter ([`RateLimiter`](crate::model::RateLimiter)): a token bucket of `limit_burst` tokens
 //!   (default 1, nginx's `burst=0`: one request per `1 / limit_rate`) refilled at
 //!   `limit_rate` per second (default 5). An admitted request is answered at once; a refused
 //!   one gets a 429 whose `Retry-After` is `retry_after` (default 1 s), or the exact time until
