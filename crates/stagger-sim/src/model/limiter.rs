@@ -1,9 +1,11 @@
 //! A limiter in front of the dependency: the token bucket ([`RateLimiter`]), how a refusal
 //! states its wait ([`RetryAfterForm`]), and what a run counts at the limiter.
 
+use crate::metrics::ResultRow;
 use crate::model::SECOND;
+use crate::model::event::Outcome;
 use crate::model::parts::*;
-use crate::queue::Nanos;
+use crate::queue::{Nanos, nanos};
 
 /// A token bucket of `burst` tokens refilled at one per `interval`, as a generic cell rate
 /// algorithm: exact in integer nanoseconds.
@@ -40,14 +42,83 @@ impl RateLimiter {
     }
 }
 
-/// What a limiter counted.
+/// A limiter in front of the dependency while a run goes: its token bucket or its attempts in
+/// service, and what it counted.
 pub(crate) struct Limiting {
-    pub(crate) rate: Option<RateLimiter>,
+    rate: Option<RateLimiter>,
     /// A concurrency limiter's most attempts in service, its service time and how many are.
-    pub(crate) concurrency: Option<(u32, Nanos, u32)>,
-    pub(crate) limiter: Limiter,
-    pub(crate) rejected: u64,
-    pub(crate) early: u64,
+    concurrency: Option<(u32, Nanos, u32)>,
+    limiter: Limiter,
+    rejected: u64,
+    early: u64,
+}
+
+impl Limiting {
+    /// The limiter, empty.
+    pub(crate) fn new(limiter: Limiter) -> Self {
+        Self {
+            rate: match limiter.kind {
+                LimiterKind::Rate { rate, burst } => Some(RateLimiter::new(rate, burst)),
+                LimiterKind::Concurrency { .. } => None,
+            },
+            concurrency: match limiter.kind {
+                LimiterKind::Concurrency { limit, service } => Some((limit, nanos(service), 0)),
+                LimiterKind::Rate { .. } => None,
+            },
+            limiter,
+            rejected: 0,
+            early: 0,
+        }
+    }
+
+    /// An attempt reaches the limiter at `now`, `early` if it comes before the time a refusal
+    /// told its client: its refusal (a 429 from the token bucket, a 503 from the concurrency
+    /// limit, each with its wait), or `None` if admitted.
+    #[inline]
+    pub(crate) fn reach(&mut self, now: Nanos, early: bool) -> Option<Outcome> {
+        if early {
+            self.early += 1;
+        }
+        let exact = match self.concurrency {
+            Some((limit, service, in_service)) => (in_service >= limit).then_some(service)?,
+            None => self.rate.as_mut()?.admit(now).err()?,
+        };
+        self.rejected += 1;
+        let wait = self
+            .limiter
+            .form
+            .wait(nanos(self.limiter.retry_after), exact);
+        Some(if self.concurrency.is_some() {
+            Outcome::Busy(wait)
+        } else {
+            Outcome::Throttled(wait)
+        })
+    }
+
+    /// With a concurrency limit, an attempt it admitted at `now` goes into service: when it
+    /// leaves. `None` for a token bucket, which serves nothing.
+    #[inline]
+    pub(crate) fn serve(&mut self, now: Nanos) -> Option<Nanos> {
+        let (_, service, in_service) = self.concurrency.as_mut()?;
+        *in_service += 1;
+        Some(now.saturating_add(*service))
+    }
+
+    /// An attempt leaves the concurrency limit's service.
+    #[inline]
+    pub(crate) fn leave(&mut self) {
+        if let Some((_, _, in_service)) = self.concurrency.as_mut() {
+            *in_service = in_service.saturating_sub(1);
+        }
+    }
+
+    /// The row's figures: the share served of `requests`, the refusals per success and the
+    /// early retries.
+    pub(crate) fn fill(&self, row: &mut ResultRow, requests: u64, ratio: impl Fn(u64, u64) -> f64) {
+        row.served_share = Some(ratio(row.successes, requests));
+        row.rejected_per_success = Some(ratio(self.rejected, row.successes));
+        row.early_retries = Some(self.early);
+    }
 }
 
 #[cfg(test)]

@@ -33,6 +33,7 @@ mod parts;
 mod pool;
 mod request;
 mod run;
+mod service;
 mod slots;
 mod source;
 mod streams;

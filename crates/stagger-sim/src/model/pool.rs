@@ -6,17 +6,101 @@ use std::collections::VecDeque;
 use stagger_core::{Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
+use crate::estimate::ns;
 use crate::model::event::*;
-use crate::queue::Nanos;
+use crate::model::parts::Replicas;
+use crate::model::streams::PoolStreams;
+use crate::queue::{Nanos, nanos};
 
 /// The pool's state: its replicas and the generator of the service times.
 pub(crate) struct Pool {
-    pub(crate) replicas: Vec<Replica<Kind>>,
-    pub(crate) concurrency: u32,
-    pub(crate) service: Delay,
-    pub(crate) service_rng: SeededRng,
-    pub(crate) pause: Nanos,
-    pub(crate) pause_every: f64,
+    replicas: Vec<Replica<Kind>>,
+    concurrency: u32,
+    service: Delay,
+    service_rng: SeededRng,
+    pause: Nanos,
+    pause_every: f64,
+}
+
+impl Pool {
+    /// The pool `replicas` describes, idle, drawing from `streams`: each replica forks its
+    /// pauses' generator in turn.
+    pub(crate) fn new(replicas: &Replicas, streams: PoolStreams) -> Self {
+        let PoolStreams {
+            service,
+            replicas: mut world,
+        } = streams;
+        Self {
+            replicas: (0..replicas.count)
+                .map(|_| Replica::new(world.fork()))
+                .collect(),
+            concurrency: replicas.concurrency,
+            service: replicas.service,
+            service_rng: service,
+            pause: nanos(replicas.pause),
+            pause_every: ns(replicas.pause_every),
+        }
+    }
+
+    /// The replicas.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.replicas.len()
+    }
+
+    /// Attempt `id` of the request in `slot` reaches replica `r` at `now`, to be answered
+    /// `kind` once served; its service time is drawn now. If the replica has room it is served
+    /// at once: when it is done, and the attempt. Otherwise it waits in the replica's queue.
+    #[inline]
+    pub(crate) fn arrive(
+        &mut self,
+        r: usize,
+        slot: u32,
+        id: u32,
+        kind: Kind,
+        now: Nanos,
+    ) -> Option<(Nanos, Waiting<Kind>)> {
+        let work = self.service.sample(&mut self.service_rng);
+        let waiting = Waiting {
+            slot,
+            id,
+            work,
+            kind,
+        };
+        if self.replicas[r].busy < self.concurrency {
+            Some(self.serve(r, waiting, now))
+        } else {
+            self.replicas[r].waiting.push_back(waiting);
+            None
+        }
+    }
+
+    /// Replica `r` finished an attempt at `now`: it starts the next attempt in its queue that
+    /// is still `awaited`, dropping those that are not, as a server does that checks whether
+    /// its client is still there before starting work. When that one is done, and it.
+    #[inline]
+    pub(crate) fn finished(
+        &mut self,
+        r: usize,
+        now: Nanos,
+        mut awaited: impl FnMut(&Waiting<Kind>) -> bool,
+    ) -> Option<(Nanos, Waiting<Kind>)> {
+        self.replicas[r].busy -= 1;
+        while let Some(w) = self.replicas[r].waiting.pop_front() {
+            if awaited(&w) {
+                return Some(self.serve(r, w, now));
+            }
+        }
+        None
+    }
+
+    /// Replica `r` starts serving `w` at `now`: when it is done (its pauses stop the work).
+    #[inline]
+    fn serve(&mut self, r: usize, w: Waiting<Kind>, now: Nanos) -> (Nanos, Waiting<Kind>) {
+        let replica = &mut self.replicas[r];
+        replica.busy += 1;
+        (replica.finish(now, w.work, self.pause, self.pause_every), w)
+    }
 }
 
 /// An attempt in a replica's queue: its request's slot, its id, its work, and the answer it

@@ -16,18 +16,14 @@ use crate::error::SimError;
 use crate::model::SECOND;
 use crate::model::call::{Call, HedgedCall, Settled, Step};
 use crate::model::event_loop::Loop;
-use crate::model::hosts::{DESTINATION, HOSTS, budget_refusals};
+use crate::model::hosts::{DESTINATION, HOSTS};
 use crate::queue::Nanos;
 
 impl<'a> Loop<'a> {
     /// Notes that the request in `slot` is a sub-request of `parent`, if it has one.
     pub(crate) fn own(&mut self, slot: u32, parent: Option<u32>) {
         if let (Some(fan), Some(parent)) = (self.fan.as_mut(), parent) {
-            let i = slot as usize;
-            if fan.owner.len() <= i {
-                fan.owner.resize(i + 1, 0);
-            }
-            fan.owner[i] = parent;
+            fan.own(slot, parent);
         }
     }
 
@@ -50,34 +46,18 @@ impl<'a> Loop<'a> {
             return;
         };
         let c = request.source;
-        if let Some((counts, successes, refused)) = self.hosts.as_mut() {
-            // The successes and refusals since the last request ended are this one's.
-            let host = &mut counts[usize::from(!request.to_down)];
-            let (now_successes, now_refused) =
-                (self.metrics.successes, budget_refusals(&self.metrics));
-            host.successes += now_successes - *successes;
-            host.refused += now_refused - *refused;
-            (*successes, *refused) = (now_successes, now_refused);
+        if let Some(hosts) = self.hosts.as_mut() {
+            hosts.ended(request.to_down, &self.metrics);
         }
         self.requests.remove(slot);
         if let Some(fan) = self.fan.as_mut() {
-            // The request succeeded if a success was counted since the latest one ended.
+            // The sub-request succeeded if a success was counted since the latest one ended.
             let succeeded = self.metrics.successes > self.successes_seen;
             self.successes_seen = self.metrics.successes;
-            if let Some(&p) = fan.owner.get(slot as usize)
-                && let Some(parent) = fan.parents.get(p)
+            if fan.ended(slot, succeeded, now)
+                && let Some(series) = self.series.as_mut()
             {
-                parent.running -= 1;
-                parent.failed |= !succeeded;
-                if parent.running == 0 {
-                    if !parent.failed {
-                        fan.metrics.success(now - parent.started);
-                        if let Some(series) = self.series.as_mut() {
-                            series.success(now);
-                        }
-                    }
-                    fan.parents.remove(p);
-                }
+                series.success(now);
             }
         }
         if matches!(self.model.clients, Clients::Serial { .. })
@@ -112,14 +92,7 @@ impl<'a> Loop<'a> {
             // The timeline counts requests, not their sub-requests.
             series.arrival(now);
         }
-        let parent = self.fan.as_mut().map(|fan| {
-            fan.metrics.first_try();
-            fan.parents.insert(Parent {
-                started: now,
-                running: self.model.fanout,
-                failed: false,
-            })
-        });
+        let parent = self.fan.as_mut().map(|fan| fan.start(now));
         for _ in 0..self.model.fanout {
             self.start(c, now, parent)?;
         }
@@ -151,8 +124,8 @@ impl<'a> Loop<'a> {
             None => (false, None),
         };
         let host = usize::from(!to_down);
-        if let Some((counts, ..)) = self.hosts.as_mut() {
-            counts[host].requests += 1;
+        if let Some(hosts) = self.hosts.as_mut() {
+            hosts.started(to_down);
         }
         let mut budget = if self.budget_each {
             self.strategy.client_budget(source.policies.fork())
@@ -447,8 +420,10 @@ impl<'a> Loop<'a> {
     /// The request in `slot` succeeded at `now` (its success recorded): the outage's and the
     /// timeline's counts.
     pub(crate) fn succeeded(&mut self, slot: u32, now: Nanos) {
-        if self.requests.get(slot).is_some_and(|r| r.met) {
-            self.outage.met_succeeded += 1;
+        if self.requests.get(slot).is_some_and(|r| r.met)
+            && let Some(outage) = self.outage.as_mut()
+        {
+            outage.met_and_succeeded();
         }
         if self.fan.is_none()
             && let Some(series) = self.series.as_mut()

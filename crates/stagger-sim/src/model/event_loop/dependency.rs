@@ -7,9 +7,7 @@ use stagger_core::{Failure, Rng, SeededRng};
 
 use super::*;
 use crate::error::SimError;
-use crate::model::SECOND;
 use crate::model::event_loop::Loop;
-use crate::model::pool::Waiting;
 use crate::queue::{Nanos, nanos};
 
 impl<'a> Loop<'a> {
@@ -74,13 +72,10 @@ impl<'a> Loop<'a> {
         now: Nanos,
         timeout: Option<Nanos>,
     ) -> bool {
-        let (Some((counts, ..)), Some(request)) = (self.hosts.as_mut(), self.requests.get(slot))
-        else {
+        let (Some(hosts), Some(request)) = (self.hosts.as_mut(), self.requests.get(slot)) else {
             return false;
         };
-        if request.sent > 1 {
-            counts[usize::from(!request.to_down)].retries += 1;
-        }
+        hosts.sent(request.to_down, request.sent);
         if !request.to_down {
             return false;
         }
@@ -161,12 +156,9 @@ impl<'a> Loop<'a> {
         back: Nanos,
         outcome: Outcome,
     ) -> Option<Nanos> {
-        if let Some(limiting) = self.limiting.as_mut()
-            && let Some((_, service, in_service)) = limiting.concurrency.as_mut()
-            && !matches!(outcome, Outcome::Busy(_))
+        if !matches!(outcome, Outcome::Busy(_))
+            && let Some(served) = self.limiting.as_mut().and_then(|l| l.serve(now))
         {
-            *in_service += 1;
-            let served = now.saturating_add(*service);
             // The answer travels back after the service, as long as it would have.
             if live && let Some(request) = self.requests.get(slot) {
                 request.set_trip(id, back.saturating_sub(now));
@@ -175,17 +167,12 @@ impl<'a> Loop<'a> {
             self.queue.push(served, Event::Served(slot, id, kind, wait));
             return Some(served.saturating_add(back.saturating_sub(now)));
         }
-        if let Some((base, per, in_progress)) = self.service.as_mut()
-            && matches!(outcome, Outcome::Ok | Outcome::Failed)
+        if matches!(outcome, Outcome::Ok | Outcome::Failed)
+            && let Some(service) = self.service.as_mut()
         {
-            // The arriving attempt is in progress too, and slows itself.
-            *in_progress += 1;
-            let time = base.saturating_add(per.saturating_mul(*in_progress));
+            let done = service.enter(now);
             let (kind, wait) = outcome.split();
-            self.queue.push(
-                now.saturating_add(time),
-                Event::Served(slot, id, kind, wait),
-            );
+            self.queue.push(done, Event::Served(slot, id, kind, wait));
             return None;
         }
         if live {
@@ -212,7 +199,7 @@ impl<'a> Loop<'a> {
         let (Some(pool), Some(request)) = (self.pool.as_mut(), self.requests.get(slot)) else {
             return;
         };
-        let n = pool.replicas.len();
+        let n = pool.len();
         let rng = self.sources[c].server();
         let r = match &mut request.run {
             Driven::Hedged(h) => {
@@ -224,30 +211,10 @@ impl<'a> Loop<'a> {
             Driven::Retried { .. } => crate::model::pool::any(rng, n),
         };
         request.set_trip(id, trip);
-        let work = pool.service.sample(&mut pool.service_rng);
-        let waiting = Waiting {
-            slot,
-            id,
-            work,
-            kind: outcome.split().0,
-        };
-        if pool.replicas[r].busy < pool.concurrency {
-            self.serve(r, waiting, now);
-        } else {
-            pool.replicas[r].waiting.push_back(waiting);
+        if let Some((done, w)) = pool.arrive(r, slot, id, outcome.split().0, now) {
+            self.queue
+                .push(done, Event::Done(r as u32, w.slot, w.id, w.kind));
         }
-    }
-
-    /// Replica `r` starts serving `w` at `now`.
-    pub(crate) fn serve(&mut self, r: usize, w: Waiting<Kind>, now: Nanos) {
-        let Some(pool) = self.pool.as_mut() else {
-            return;
-        };
-        let replica = &mut pool.replicas[r];
-        replica.busy += 1;
-        let done = replica.finish(now, w.work, pool.pause, pool.pause_every);
-        self.queue
-            .push(done, Event::Done(r as u32, w.slot, w.id, w.kind));
     }
 
     /// Replica `r` finished attempt `id` of the request in `slot` at `now`: it starts the next
@@ -263,12 +230,13 @@ impl<'a> Loop<'a> {
     ) -> Result<(), SimError> {
         let r = r as usize;
         if let Some(pool) = self.pool.as_mut() {
-            pool.replicas[r].busy -= 1;
-            while let Some(w) = pool.replicas[r].waiting.pop_front() {
-                if self.requests.get(w.slot).is_some_and(|q| q.awaits(w.id)) {
-                    self.serve(r, w, now);
-                    break;
-                }
+            let requests = &mut self.requests;
+            let next = pool.finished(r, now, |w| {
+                requests.get(w.slot).is_some_and(|q| q.awaits(w.id))
+            });
+            if let Some((done, w)) = next {
+                self.queue
+                    .push(done, Event::Done(r as u32, w.slot, w.id, w.kind));
             }
         }
         let Some(c) = self.awaiting(slot, id) else {
@@ -293,12 +261,10 @@ impl<'a> Loop<'a> {
     /// Attempt `id` of the request in `slot` leaves the concurrency limiter or the service at
     /// `now`, served: its answer travels back, if its client still waits.
     pub(crate) fn served(&mut self, slot: u32, id: Id, now: Nanos, outcome: Outcome) {
-        if let Some((_, _, in_progress)) = self.service.as_mut() {
-            *in_progress -= 1;
-        } else if let Some((_, _, in_service)) =
-            self.limiting.as_mut().and_then(|l| l.concurrency.as_mut())
-        {
-            *in_service = in_service.saturating_sub(1);
+        if let Some(service) = self.service.as_mut() {
+            service.leave();
+        } else if let Some(limiting) = self.limiting.as_mut() {
+            limiting.leave();
         }
         let Some(c) = self.awaiting(slot, id) else {
             return;
@@ -327,45 +293,26 @@ impl<'a> Loop<'a> {
             None => None,
         };
         if let Some(limiting) = self.limiting.as_mut() {
-            if request
+            let early = request
                 .as_ref()
-                .is_some_and(|r| now < r.not_before && r.sent_at(id) >= r.told_at)
-            {
-                limiting.early += 1;
-            }
-            let refusal = match limiting.concurrency {
-                Some((limit, service, in_service)) => (in_service >= limit).then_some(service),
-                None => limiting.rate.as_mut().and_then(|r| r.admit(now).err()),
-            };
-            if let Some(exact) = refusal {
-                limiting.rejected += 1;
-                let wait = limiting
-                    .limiter
-                    .form
-                    .wait(nanos(limiting.limiter.retry_after), exact);
-                return if limiting.concurrency.is_some() {
-                    Outcome::Busy(wait)
-                } else {
-                    Outcome::Throttled(wait)
-                };
+                .is_some_and(|r| now < r.not_before && r.sent_at(id) >= r.told_at);
+            if let Some(refusal) = limiting.reach(now, early) {
+                return refusal;
             }
         }
         // Admitted: the attempt reaches the dependency (the recovery load counts it), and the
         // request met the outage if its first attempt to get through found it down.
-        if let Some((_, up, _)) = self.down
-            && (up..up.saturating_add(SECOND)).contains(&now)
-        {
-            self.outage.recovery_load += 1;
-        }
+        let down = self.outage.as_mut().is_some_and(|o| o.reach(now));
         let first = request
             .as_mut()
             .is_some_and(|request| !std::mem::replace(&mut request.reached, true));
-        if let Some((down, up, _)) = self.down
-            && (down..up).contains(&now)
-        {
-            if first && let Some(request) = request {
+        if down {
+            if first
+                && let Some(request) = request
+                && let Some(outage) = self.outage.as_mut()
+            {
                 request.met = true;
-                self.outage.met += 1;
+                outage.met();
             }
             return Outcome::Down;
         }
@@ -401,9 +348,9 @@ impl<'a> Loop<'a> {
             Outcome::Ok => Ok(()),
             Outcome::Failed => Err(Failure::Retryable),
             Outcome::Down => Err(self
-                .down
-                .and_then(|(_, _, wait)| wait)
-                .map_or(Failure::Retryable, Failure::RetryAfter)),
+                .outage
+                .as_ref()
+                .map_or(Failure::Retryable, Outage::failure)),
             Outcome::Throttled(wait) => Err(Failure::Throttled(Some(Duration::from_nanos(wait)))),
             Outcome::Busy(wait) => Err(Failure::RetryAfter(Duration::from_nanos(wait))),
         }

@@ -5,7 +5,6 @@
 
 use std::rc::Rc;
 use std::sync::Arc;
-use std::time::Duration;
 
 use stagger_core::budget::Partitioned;
 use stagger_core::engine::Settings;
@@ -15,19 +14,19 @@ use stagger_core::{Failure, SeededRng};
 
 use crate::dist::exponential;
 use crate::error::SimError;
-use crate::estimate::ns;
 use crate::memory::room_for;
 use crate::metrics::{Metrics, ResultRow};
 use crate::model::SECOND;
 use crate::model::composed::*;
 use crate::model::event::*;
 use crate::model::fan::*;
-use crate::model::hosts::{HOSTS, HostCounts};
-use crate::model::limiter::{Limiting, RateLimiter};
-use crate::model::outage::*;
+use crate::model::hosts::{HOSTS, Hosts};
+use crate::model::limiter::Limiting;
+use crate::model::outage::Outage;
 use crate::model::parts::*;
-use crate::model::pool::{Pool, Replica};
+use crate::model::pool::Pool;
 use crate::model::request::*;
+use crate::model::service::Serving;
 use crate::model::slots::Slots;
 use crate::model::source::*;
 use crate::model::streams::*;
@@ -60,10 +59,10 @@ pub(crate) struct Loop<'a> {
     pub(crate) requests: Slots<Request>,
     pub(crate) queue: EventQueue<Event>,
     pub(crate) metrics: Metrics,
-    pub(crate) outage: OutageCounts,
+    /// The limiter in front of the dependency, if it has one.
     pub(crate) limiting: Option<Limiting>,
-    /// The outage as `[down, up)` in nanoseconds, and its `Retry-After`.
-    pub(crate) down: Option<(Nanos, Nanos, Option<Duration>)>,
+    /// The outage window, if the dependency has one.
+    pub(crate) outage: Option<Outage>,
     pub(crate) end: Nanos,
     pub(crate) mean_gap: f64,
     /// Whether an attempt may have to wait before it goes: a gate, or a dependency that tells
@@ -71,9 +70,8 @@ pub(crate) struct Loop<'a> {
     pub(crate) may_wait: bool,
     /// Each source's rate over time and its peak, when it varies: arrivals are then thinned.
     pub(crate) thinning: Option<(Profile, f64)>,
-    /// The service: its base time and time per attempt in progress, and the attempts in
-    /// progress, abandoned ones included.
-    pub(crate) service: Option<(Nanos, Nanos, u64)>,
+    /// The service whose time grows with the work in progress, if the dependency has one.
+    pub(crate) service: Option<Serving>,
     /// Attempts sent and still awaited.
     pub(crate) outstanding: u64,
     /// The next attempt's id.
@@ -89,9 +87,8 @@ pub(crate) struct Loop<'a> {
     pub(crate) sketch: LatencySketch,
     /// Per-second counters, for a [`Timeline`].
     pub(crate) series: Option<Series>,
-    /// With two hosts: each host's counts, host A first, and the successes and the budget's
-    /// refusals counted so far, to share out to the host of the next request that ends.
-    pub(crate) hosts: Option<([HostCounts; 2], u64, u64)>,
+    /// With two hosts: each host's counts.
+    pub(crate) hosts: Option<Hosts>,
     /// The pool of replicas, if the dependency has one.
     pub(crate) pool: Option<Pool>,
     /// With a fan-out: the requests whose sub-requests run, and the requests' figures.
@@ -196,22 +193,10 @@ impl<'a> Loop<'a> {
             }
         }
         let pool = model.dependency.replicas.map(|r| {
-            let PoolStreams {
-                service,
-                mut replicas,
-            } = pool_streams
+            let streams = pool_streams
                 .take()
                 .unwrap_or_else(|| Streams::pool_apart(seed));
-            Pool {
-                replicas: (0..r.count)
-                    .map(|_| Replica::new(replicas.fork()))
-                    .collect(),
-                concurrency: r.concurrency,
-                service: r.service,
-                service_rng: service,
-                pause: nanos(r.pause),
-                pause_every: ns(r.pause_every),
-            }
+            Pool::new(&r, streams)
         });
         let settings = model.settings();
         let requests = model.requests().max(1.0);
@@ -226,19 +211,6 @@ impl<'a> Loop<'a> {
         } else {
             None
         };
-        let limiting = model.dependency.limiter.map(|limiter| Limiting {
-            rate: match limiter.kind {
-                LimiterKind::Rate { rate, burst } => Some(RateLimiter::new(rate, burst)),
-                LimiterKind::Concurrency { .. } => None,
-            },
-            concurrency: match limiter.kind {
-                LimiterKind::Concurrency { limit, service } => Some((limit, nanos(service), 0)),
-                LimiterKind::Rate { .. } => None,
-            },
-            limiter,
-            rejected: 0,
-            early: 0,
-        });
         let mut run = Self {
             model,
             strategy,
@@ -257,23 +229,13 @@ impl<'a> Loop<'a> {
             } else {
                 Metrics::new(nanos(model.window))
             },
-            outage: OutageCounts::default(),
-            limiting,
-            down: model.dependency.outage.map(|w| {
-                (
-                    nanos(w.at),
-                    nanos(w.at.saturating_add(w.lasts)),
-                    w.retry_after,
-                )
-            }),
+            limiting: model.dependency.limiter.map(Limiting::new),
+            outage: model.dependency.outage.as_ref().map(Outage::new),
             end,
             mean_gap,
             may_wait: model.gate || model.dependency.tells_waits(),
             thinning,
-            service: model
-                .dependency
-                .service
-                .map(|s| (nanos(s.base), nanos(s.per_in_flight), 0)),
+            service: model.dependency.service.as_ref().map(Serving::new),
             outstanding: 0,
             next_id: 0,
             arrivals_queued: 0,
@@ -281,16 +243,9 @@ impl<'a> Loop<'a> {
             horizon: model.horizon(),
             sketch: LatencySketch::new(),
             series: None,
-            hosts: model
-                .dependency
-                .two_hosts
-                .map(|_| ([HostCounts::default(); 2], 0, 0)),
+            hosts: model.dependency.two_hosts.map(|_| Hosts::default()),
             pool,
-            fan: (model.fanout > 1).then(|| Fan {
-                parents: Slots::with_capacity(16),
-                owner: Vec::new(),
-                metrics: Metrics::new(nanos(model.window)),
-            }),
+            fan: (model.fanout > 1).then(|| Fan::new(model.fanout, nanos(model.window))),
             successes_seen: 0,
         };
         match model.clients {
@@ -336,7 +291,10 @@ impl<'a> Loop<'a> {
             }
             check_events(self.metrics.events, max_events)?;
             if let Some(series) = self.series.as_mut() {
-                let in_flight = self.service.map_or(self.outstanding, |s| s.2);
+                let in_flight = self
+                    .service
+                    .as_ref()
+                    .map_or(self.outstanding, Serving::in_progress);
                 series.sample(now, in_flight);
             }
             // Past the horizon, or once nothing is left to follow: no request to come or in
@@ -387,45 +345,21 @@ impl<'a> Loop<'a> {
         );
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         if let Some(limiting) = &self.limiting {
-            row.served_share = Some(ratio(row.successes, requests));
-            row.rejected_per_success = Some(ratio(limiting.rejected, row.successes));
-            row.early_retries = Some(limiting.early);
+            limiting.fill(&mut row, requests, ratio);
             row.dispersal = Some(self.model.dispersal.name());
             row.gate = Some(self.model.gate);
         }
-        if self.down.is_some() {
-            let o = &self.outage;
-            row.success_rate = ratio(o.met_succeeded, o.met);
-            row.met_outage = Some(o.met);
-            row.recovery_load = Some(o.recovery_load);
+        if let Some(outage) = &self.outage {
+            outage.fill(&mut row, ratio);
         }
-        if let (Some((counts, ..)), Some(hosts)) = (self.hosts, self.model.dependency.two_hosts) {
-            row.budget_partition = Some(if hosts.budget_per_host {
-                "partitioned"
-            } else {
-                "shared"
-            });
-            row.host_a = Some(counts[0].figures());
-            row.host_b = Some(counts[1].figures());
+        if let (Some(hosts), Some(two)) = (&self.hosts, self.model.dependency.two_hosts) {
+            hosts.fill(&mut row, two.budget_per_host);
         }
-        let p999 = |m: &Metrics| {
-            (!m.latency_us.is_empty())
-                .then(|| m.latency_us.value_at_quantile(0.999) as f64 / 1_000.0)
-        };
         if self.pool.is_some() {
             row.p999_ms = Some(p999(&self.metrics));
         }
-        if let Some(mut fan) = self.fan {
-            // Success and latency are the requests'; the load and the attempts the
-            // sub-requests'.
-            let whole = fan.metrics.row(
-                self.strategy.name(),
-                self.strategy.budget.map(|b| b.to_string()),
-            );
-            row.success_rate = whole.success_rate;
-            row.p50_ms = whole.p50_ms;
-            row.p99_ms = whole.p99_ms;
-            row.p999_ms = Some(p999(&fan.metrics));
+        if let Some(fan) = self.fan {
+            fan.fill(&mut row, self.strategy);
         }
         row
     }
