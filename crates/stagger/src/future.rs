@@ -1,9 +1,17 @@
-//! The async executor: a [`Retry`] awaited, and the one async driver every integration runs on.
+//! The types an async retry becomes: the futures that `.await` and `.outcome()` run, and the
+//! hedged builder [`Retry::hedge`] returns.
 //!
-//! The tower layer and the reqwest middleware are operations driven by this same future, so
-//! the re-sleep after an early wake and the yield after a zero delay are written here once; the
-//! deadline's timer and its guard against timers that fire early are [`timer`]'s, shared with
-//! the hedging driver.
+//! `.await` needs none of these names: they are for storing a retry in a struct or returning
+//! one from a function. Awaiting a [`Retry`] is a [`RetryFuture`], yielding the operation's
+//! result; its [`outcome`](Retry::outcome) is a [`RetryOutcomeFuture`], yielding the
+//! [`Outcome`] with the run's summary. A [`HedgedRetry`] has the same two, as
+//! [`HedgedRetryFuture`] and [`HedgedRetryOutcomeFuture`].
+
+// The async executor: a `Retry` awaited, and the one async driver every integration runs on.
+// The tower layer and the reqwest middleware are operations driven by this same future, so the
+// re-sleep after an early wake and the yield after a zero delay are written here once; the
+// deadline's timer and its guard against timers that fire early are `timer`'s, shared with the
+// hedging driver.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -21,6 +29,8 @@ use crate::retry_error::{Outcome, RetryError};
 use crate::sleep::Sleeper;
 use crate::timer::{self, EarlyFires};
 use crate::trace;
+
+pub use crate::hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
 
 impl<O, P, H> Retry<O, P, H>
 where
@@ -66,7 +76,7 @@ pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
 pin_project! {
     /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
     /// `F` yields, without its summary ([`RetryFuture`], and
-    /// [`HedgedRetryFuture`](crate::HedgedRetryFuture) for a hedged run).
+    /// [`HedgedRetryFuture`] for a hedged run).
     #[must_use = "futures do nothing unless polled"]
     pub struct ResultFuture<F> {
         #[pin]

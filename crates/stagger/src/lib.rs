@@ -94,14 +94,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use stagger_core::*;
-
 mod blocking_retry;
 pub mod blocking_sleep;
 pub mod classify;
 pub mod clock;
 mod driver;
-mod future;
+pub mod future;
 mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
@@ -124,17 +122,19 @@ mod timer;
 pub mod tower;
 mod trace;
 
-pub use classify::{Classifier, Classify, ClassifyOk};
-pub use future::{ResultFuture, RetryFuture, RetryOutcomeFuture};
-pub use hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
-pub use hooks::Hooks;
-#[cfg(any(feature = "tower", feature = "reqwest"))]
-pub use overrides::RetryOverrides;
-#[cfg(any(feature = "tower", feature = "reqwest"))]
-pub use report::RetryReport;
+// The names a user imports in the first hour, at the root; everything else in its module.
+pub use classify::Classify;
 pub use retry::{Retry, Retryable, retry};
 pub use retry_error::{Outcome, RetryError};
-pub use stagger_core::engine::{Nested, Settings};
+pub use stagger_core::{ConfigError, Failure, Schedule};
+
+// The core's modules, as the facade's (the facade's own `clock` holds the core's clocks too).
+#[cfg(feature = "serde")]
+pub use stagger_core::config;
+pub use stagger_core::{
+    budget, duration, engine, error, failure, gate, limits, policy, preset, retry_after, rng,
+    schedule, sketch,
+};
 
 /// The blocking executor: [`blocking::retry`] and [`blocking::BlockingRetryable`], with the
 /// same builder as the async one, run with [`Retry::call`].
