@@ -68,6 +68,16 @@
 //! README's table "Which policy, which budget, which layer" gives the simulator's figures
 //! behind each choice.
 //!
+//! # Where the rest is
+//!
+//! The crate root holds the names a first program uses: [`retry`], [`Retryable`] and the
+//! builder [`Retry`]; [`Failure`] and [`Classify`] to classify errors; [`RetryError`] and
+//! [`Outcome`] for what a run returns; [`ConfigError`], the error of every invalid setting;
+//! and [`Schedule`]. Everything else is in its module: policies in [`policy`], budgets in
+//! [`budget`], gates in [`gate`], clocks in [`clock`], stop reasons, settings and hedging in
+//! [`engine`], seeded generators in [`rng`], configuration files in `config` (feature
+//! `serde`), and the futures a retry becomes in [`future`].
+//!
 //! # Features
 //!
 //! | feature | what it adds | default |
