@@ -1,11 +1,10 @@
-//! The types an async retry becomes: the futures that `.await` and `.outcome()` run, and the
-//! hedged builder [`Retry::hedge`] returns.
+//! The futures an async retry becomes: what `.await` and [`Retry::outcome`] run.
 //!
 //! `.await` needs none of these names: they are for storing a retry in a struct or returning
 //! one from a function. Awaiting a [`Retry`] is a [`RetryFuture`], yielding the operation's
 //! result; its [`outcome`](Retry::outcome) is a [`RetryOutcomeFuture`], yielding the
-//! [`Outcome`] with the run's summary. A [`HedgedRetry`] has the same two, as
-//! [`HedgedRetryFuture`] and [`HedgedRetryOutcomeFuture`].
+//! [`Outcome`] with the run's summary. A hedged run's are in
+//! [`hedge`](crate::hedge).
 
 // The async executor: a `Retry` awaited, and the one async driver every integration runs on.
 // The tower layer and the reqwest middleware are operations driven by this same future, so the
@@ -29,8 +28,6 @@ use crate::retry_error::{Outcome, RetryError};
 use crate::sleep::Sleeper;
 use crate::timer::{self, EarlyFires};
 use crate::trace;
-
-pub use crate::hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
 
 impl<O, P, H> Retry<O, P, H>
 where
@@ -76,7 +73,7 @@ pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
 pin_project! {
     /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
     /// `F` yields, without its summary ([`RetryFuture`], and
-    /// [`HedgedRetryFuture`] for a hedged run).
+    /// [`HedgedRetryFuture`](crate::hedge::HedgedRetryFuture) for a hedged run).
     #[must_use = "futures do nothing unless polled"]
     pub struct ResultFuture<F> {
         #[pin]

@@ -76,7 +76,7 @@
 //! and [`Schedule`]. Everything else is in its module: policies in [`policy`], budgets in
 //! [`budget`], gates in [`gate`], clocks in [`clock`], stop reasons, settings and hedging in
 //! [`engine`], seeded generators in [`rng`], configuration files in `config` (feature
-//! `serde`), and the futures a retry becomes in [`future`].
+//! `serde`), and the futures a retry becomes in [`future`] (a hedged run's in [`hedge`]).
 //!
 //! # Features
 //!
@@ -110,7 +110,7 @@ pub mod classify;
 pub mod clock;
 mod driver;
 pub mod future;
-mod hedge;
+pub mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
