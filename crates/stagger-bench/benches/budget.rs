@@ -12,13 +12,13 @@
 use std::time::Duration;
 
 use divan::Bencher;
-use stagger::SeededRng;
+use stagger::Failure;
 use stagger::budget::{
     Breaker, BreakerBudget, Budget, GrpcThrottle, GrpcThrottleBudget, Ratio, RatioBudget,
     SreAdaptive, SreAdaptiveBudget, TokenBucket, TokenBucketBudget,
 };
-use stagger::clock::QuantaClock;
-use stagger::{Clock, Failure, MonotonicClock, Timestamp};
+use stagger::clock::{Clock, MonotonicClock, QuantaClock, Timestamp};
+use stagger::rng::SeededRng;
 use tower::retry::budget::{Budget as _, TpsBudget};
 
 fn main() {

@@ -100,10 +100,10 @@ fn noop_sleep(_: Duration) -> Ready<()> {
 #[derive(Clone, Copy, Debug)]
 struct FixedClock;
 
-impl stagger::Clock for FixedClock {
+impl stagger::clock::Clock for FixedClock {
     #[inline]
-    fn now(&self) -> stagger::Timestamp {
-        stagger::Timestamp::ZERO
+    fn now(&self) -> stagger::clock::Timestamp {
+        stagger::clock::Timestamp::ZERO
     }
     // No budget or gate is shared in these loops, so no timeline is compared.
     #[inline]
@@ -113,13 +113,13 @@ impl stagger::Clock for FixedClock {
 }
 
 /// Builds stagger's constant policy with a fresh `SeededRng` per run (`seed` counts the runs).
-fn stagger_constant(delay: Duration, seed: &mut u64) -> impl stagger::Policy {
-    use stagger::PolicyConfig as _;
+fn stagger_constant(delay: Duration, seed: &mut u64) -> impl stagger::policy::Policy {
+    use stagger::policy::PolicyConfig as _;
     *seed += 1;
     stagger::policy::Constant::new()
         .with_base(delay)
         .with_max_attempts(ATTEMPTS)
-        .build(stagger::SeededRng::new(*seed))
+        .build(stagger::rng::SeededRng::new(*seed))
         .expect("valid bench policy")
 }
 
@@ -162,7 +162,8 @@ mod async_loop {
 
     use backon::Retryable as _;
     use divan::Bencher;
-    use stagger::{Failure, MonotonicClock};
+    use stagger::Failure;
+    use stagger::clock::MonotonicClock;
     use tower::ServiceExt as _;
 
     use crate::{
@@ -342,7 +343,7 @@ mod blocking_loop {
             stagger::blocking::retry(policy, |_attempt| flaky.attempt())
                 .classify(|_: &Transient| Failure::Retryable)
                 .sleeper(|_d: Duration| {})
-                .clock(stagger::MonotonicClock::new())
+                .clock(stagger::clock::MonotonicClock::new())
                 .call()
         });
     }
@@ -357,7 +358,7 @@ mod blocking_loop {
             stagger::blocking::retry(policy, |_attempt| flaky.attempt())
                 .classify(|_: &Transient| Failure::Retryable)
                 .sleeper(|_d: Duration| {})
-                .clock(stagger::MonotonicClock::new())
+                .clock(stagger::clock::MonotonicClock::new())
                 .timeout(Duration::from_secs(60))
                 .call()
         });
@@ -423,7 +424,8 @@ mod zero_delay_wall_time {
 
     use backon::Retryable as _;
     use divan::Bencher;
-    use stagger::{Failure, PolicyConfig as _};
+    use stagger::Failure;
+    use stagger::policy::PolicyConfig as _;
     use tower::ServiceExt as _;
 
     use crate::{ATTEMPTS, FAILURES, TowerTimes, Transient, bench_runs};
@@ -446,7 +448,7 @@ mod zero_delay_wall_time {
             seed += 1;
             let policy = stagger::policy::Immediate::new()
                 .with_max_attempts(ATTEMPTS)
-                .build(stagger::SeededRng::new(seed))
+                .build(stagger::rng::SeededRng::new(seed))
                 .expect("valid bench policy");
             rt.block_on(
                 stagger::retry(policy, |_attempt| ready(flaky.attempt()))

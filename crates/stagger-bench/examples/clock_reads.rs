@@ -15,9 +15,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use backon::{BlockingRetryable as _, Retryable as _};
-use stagger::clock::QuantaClock;
+use stagger::Failure;
+use stagger::clock::{Clock, MonotonicClock, QuantaClock, Timestamp};
 use stagger::policy::Constant;
-use stagger::{Clock, Failure, MonotonicClock, Timestamp};
 use stagger_bench::block_on;
 
 const ATTEMPTS: u32 = 8;

@@ -19,10 +19,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use stagger::RetryReport;
     use stagger::budget::{BudgetConfig, TokenBucket};
     use stagger::policy::ExponentialFullJitter;
-    use stagger::reqwest::{RetryMiddleware, RetryOverrides};
+    use stagger::reqwest::{RetryMiddleware, RetryOverrides, RetryReport};
 
     let addr = local_server::serve().await?;
     let policy = ExponentialFullJitter::new()

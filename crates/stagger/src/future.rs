@@ -1,9 +1,16 @@
-//! The async executor: a [`Retry`] awaited, and the one async driver every integration runs on.
+//! The futures an async retry becomes: what `.await` and [`Retry::outcome`] run.
 //!
-//! The tower layer and the reqwest middleware are operations driven by this same future, so
-//! the re-sleep after an early wake and the yield after a zero delay are written here once; the
-//! deadline's timer and its guard against timers that fire early are [`timer`]'s, shared with
-//! the hedging driver.
+//! `.await` needs none of these names: they are for storing a retry in a struct or returning
+//! one from a function. Awaiting a [`Retry`] is a [`RetryFuture`], yielding the operation's
+//! result; its [`outcome`](Retry::outcome) is a [`RetryOutcomeFuture`], yielding the
+//! [`Outcome`] with the run's summary. A hedged run's are in
+//! [`hedge`](crate::hedge).
+
+// The async executor: a `Retry` awaited, and the one async driver every integration runs on.
+// The tower layer and the reqwest middleware are operations driven by this same future, so the
+// re-sleep after an early wake and the yield after a zero delay are written here once; the
+// deadline's timer and its guard against timers that fire early are `timer`'s, shared with the
+// hedging driver.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
@@ -66,7 +73,7 @@ pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
 pin_project! {
     /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
     /// `F` yields, without its summary ([`RetryFuture`], and
-    /// [`HedgedRetryFuture`](crate::HedgedRetryFuture) for a hedged run).
+    /// [`HedgedRetryFuture`](crate::hedge::HedgedRetryFuture) for a hedged run).
     #[must_use = "futures do nothing unless polled"]
     pub struct ResultFuture<F> {
         #[pin]

@@ -1,18 +1,26 @@
-//! Hedged requests on the async executor: [`Retry::hedge`].
+//! Hedged runs on the async executor: the [`HedgedRetry`] that [`Retry::hedge`] returns, and
+//! the futures it becomes.
 //!
-//! The engine's [`Hedger`] decides when each attempt goes out and what an answer means; this
-//! driver keeps the attempts in flight, polls them side by side, cancels (drops) the losers
-//! and an attempt that outlives its own timeout, and wakes for the next hedge, the next expiry
-//! or the deadline, whichever comes first. Starting the run, classifying what an attempt
-//! returned, the hooks, the trace and the outcome are the retrying driver's own
-//! ([`Driver`]), and the timer is [`timer`]'s.
-//!
-//! Every front end hedges the same way: [`Retry::hedge`], the tower `RetryLayer::hedge` and
-//! the reqwest `RetryMiddleware::hedge` each keep a [`Hedges`] (the [`Hedging`] and the
-//! latencies it reads) and make each request's [`HedgedRetry`] from a [`Retry`] with it. They
-//! differ only where their nature does: one run has no latencies of its own to read, so a
-//! delay at a quantile needs them given ([`HedgedRetry::latencies`]), while a layer or a
-//! middleware measures its requests into a sketch of its own.
+//! [`Hedging`] (in the engine) says when each copy goes out; [`Retry::hedge`] says what holds
+//! as for a retried run. As for a [`Retry`], `.await` needs none of these names: they are for
+//! storing a hedged run in a struct or returning one from a function. Awaiting a
+//! [`HedgedRetry`] is a [`HedgedRetryFuture`], yielding the operation's result; its
+//! [`outcome`](HedgedRetry::outcome) is a [`HedgedRetryOutcomeFuture`], yielding the
+//! [`Outcome`] with the run's summary.
+
+// The engine's `Hedger` decides when each attempt goes out and what an answer means; this
+// driver keeps the attempts in flight, polls them side by side, cancels (drops) the losers and
+// an attempt that outlives its own timeout, and wakes for the next hedge, the next expiry or
+// the deadline, whichever comes first. Starting the run, classifying what an attempt returned,
+// the hooks, the trace and the outcome are the retrying driver's own (`Driver`), and the timer
+// is `timer`'s.
+//
+// Every front end hedges the same way: `Retry::hedge`, the tower `RetryLayer::hedge` and the
+// reqwest `RetryMiddleware::hedge` each keep a `Hedges` (the `Hedging` and the latencies it
+// reads) and make each request's `HedgedRetry` from a `Retry` with it. They differ only where
+// their nature does: one run has no latencies of its own to read, so a delay at a quantile
+// needs them given (`HedgedRetry::latencies`), while a layer or a middleware measures its
+// requests into a sketch of its own.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;

@@ -328,7 +328,8 @@ pub(crate) fn destination_key(host: &str, port: Option<u16>) -> Arc<str> {
 /// use std::time::{Duration, UNIX_EPOCH};
 /// use http::Response;
 /// use stagger::http::HttpClassifier;
-/// use stagger::{Classifier, Failure};
+/// use stagger::Failure;
+/// use stagger::classify::Classifier;
 ///
 /// let classifier = HttpClassifier::with_clock(UNIX_EPOCH);
 /// let throttled = Response::builder().status(429).header("retry-after", "1").body(()).unwrap();

@@ -68,6 +68,16 @@
 //! README's table "Which policy, which budget, which layer" gives the simulator's figures
 //! behind each choice.
 //!
+//! # Where the rest is
+//!
+//! The crate root holds the names a first program uses: [`retry`], [`Retryable`] and the
+//! builder [`Retry`]; [`Failure`] and [`Classify`] to classify errors; [`RetryError`] and
+//! [`Outcome`] for what a run returns; [`ConfigError`], the error of every invalid setting;
+//! and [`Schedule`]. Everything else is in its module: policies in [`policy`], budgets in
+//! [`budget`], gates in [`gate`], clocks in [`clock`], stop reasons, settings and hedging in
+//! [`engine`], seeded generators in [`rng`], configuration files in `config` (feature
+//! `serde`), and the futures a retry becomes in [`future`] (a hedged run's in [`hedge`]).
+//!
 //! # Features
 //!
 //! | feature | what it adds | default |
@@ -94,15 +104,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use stagger_core::*;
-
 mod blocking_retry;
 pub mod blocking_sleep;
 pub mod classify;
 pub mod clock;
 mod driver;
-mod future;
-mod hedge;
+pub mod future;
+pub mod hedge;
 pub mod hooks;
 #[cfg(feature = "http")]
 pub mod http;
@@ -124,17 +132,19 @@ mod timer;
 pub mod tower;
 mod trace;
 
-pub use classify::{Classifier, Classify, ClassifyOk};
-pub use future::{ResultFuture, RetryFuture, RetryOutcomeFuture};
-pub use hedge::{HedgedRetry, HedgedRetryFuture, HedgedRetryOutcomeFuture};
-pub use hooks::Hooks;
-#[cfg(any(feature = "tower", feature = "reqwest"))]
-pub use overrides::RetryOverrides;
-#[cfg(any(feature = "tower", feature = "reqwest"))]
-pub use report::RetryReport;
+// The names a user imports in the first hour, at the root; everything else in its module.
+pub use classify::Classify;
 pub use retry::{Retry, Retryable, retry};
 pub use retry_error::{Outcome, RetryError};
-pub use stagger_core::engine::{Nested, Settings};
+pub use stagger_core::{ConfigError, Failure, Schedule};
+
+// The core's modules, as the facade's (the facade's own `clock` holds the core's clocks too).
+#[cfg(feature = "serde")]
+pub use stagger_core::config;
+pub use stagger_core::{
+    budget, duration, engine, error, failure, gate, limits, policy, preset, retry_after, rng,
+    schedule, sketch,
+};
 
 /// The blocking executor: [`blocking::retry`] and [`blocking::BlockingRetryable`], with the
 /// same builder as the async one, run with [`Retry::call`].

@@ -3,7 +3,7 @@
 //! Every executor marks the thread while it runs (or polls) an attempt. Code that the attempt
 //! calls, on the same thread or inside the same async task on any runtime, sees the mark. An
 //! executor started there is nested: by default it makes one attempt and leaves recovery to the
-//! outer layer (see [`Nested`](crate::Nested)).
+//! outer layer (see [`Nested`](crate::engine::Nested)).
 
 use std::cell::Cell;
 

@@ -16,7 +16,7 @@ use stagger_core::{AnyConfig, ConfigError, Failure, IntoPolicy, Policy, PolicyCo
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger::RetryOverrides;
+/// use stagger::tower::RetryOverrides;
 /// use stagger::policy::Immediate;
 ///
 /// // A POST the server deduplicates by other means, with a shorter deadline of its own.

@@ -3,7 +3,7 @@
 //!
 //! A sleeper's timer is not the run's clock: it may fire before the time it was armed for (a
 //! coarse timer, a test's fake one). Both drivers
-//! ([`RetryOutcomeFuture`](crate::RetryOutcomeFuture) and the hedging one) therefore read the
+//! ([`RetryOutcomeFuture`](crate::future::RetryOutcomeFuture) and the hedging one) therefore read the
 //! clock when the timer fires, arm it again for the rest, and count such early fires in a
 //! poll, to yield rather than spin on a timer that keeps firing at once. That arming and that
 //! guard are written here once.

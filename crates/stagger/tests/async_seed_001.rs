@@ -12,8 +12,7 @@ use stopwatch::Stopwatch;
 use std::cell::RefCell;
 use std::time::Duration;
 
-use stagger::Clock;
-use stagger::clock::TokioClock;
+use stagger::clock::{Clock, TokioClock};
 use stagger::engine::StopReason;
 use support::{ScriptPolicy, Status, classify, secs};
 

@@ -14,8 +14,11 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use stagger::policy::{Constant, Immediate};
-use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
+use stagger::Failure;
+use stagger::clock::ManualClock;
+use stagger::engine::Nested;
+use stagger::policy::{Constant, Immediate, PolicyConfig};
+use stagger::rng::SeededRng;
 
 /// A runtime of our own: polls one future to completion with a no-op waker. Timers are
 /// futures that are ready at once.
@@ -187,7 +190,7 @@ async fn a_deadline_timer_that_fires_early_is_rearmed_by_the_clock() {
     .sleeper(|d: Duration| tokio::time::sleep(d.mul_f64(0.9)))
     .await
     .unwrap_err();
-    use stagger::Clock;
+    use stagger::clock::Clock;
     assert_eq!(err.reason(), stagger::engine::StopReason::Deadline);
     assert_eq!(clock.now().since_origin(), Duration::from_millis(300));
     assert_eq!(err.summary().elapsed, Duration::from_millis(300));

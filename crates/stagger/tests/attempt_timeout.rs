@@ -8,9 +8,10 @@ use stopwatch::Stopwatch;
 use std::sync::Arc;
 use std::time::Duration;
 
+use stagger::Failure;
+use stagger::clock::{Clock, Timestamp};
 use stagger::engine::StopReason;
 use stagger::policy::Immediate;
-use stagger::{Clock, Failure, Timestamp};
 
 #[cfg(feature = "tokio")]
 #[tokio::test(start_paused = true)]
@@ -79,7 +80,7 @@ async fn the_longest_attempt_timeout_is_no_timeout_and_no_panic() {
 
 #[test]
 fn a_blocking_attempt_is_told_its_time_to_honour() {
-    let clock = stagger::ManualClock::new();
+    let clock = stagger::clock::ManualClock::new();
     let mut told = Vec::new();
     let result = stagger::blocking::retry(Immediate::new().with_max_attempts(2), |attempt| {
         told.push(attempt.remaining);

@@ -5,8 +5,8 @@ mod support;
 
 use std::time::Duration;
 
+use stagger::clock::{Clock, ManualClock, Timestamp};
 use stagger::engine::StopReason;
-use stagger::{Clock, ManualClock, Timestamp};
 use support::{RecordingSleeper, ScriptPolicy, Status, classify, secs};
 
 /// Runs the script's `retry` with the blocking executor. Each step is (status, duration): the

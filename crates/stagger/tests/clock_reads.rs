@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use stagger::clock::TokioClock;
+use stagger::Failure;
+use stagger::clock::{Clock, Timestamp, TokioClock};
 use stagger::policy::Constant;
-use stagger::{Clock, Failure, Timestamp};
 
 /// Tokio's clock, counting its reads.
 #[derive(Clone)]

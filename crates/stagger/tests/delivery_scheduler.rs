@@ -16,7 +16,8 @@ mod schedule;
 use std::collections::BTreeSet;
 
 use schedule::{Decision, after_failure, next_attempt_at, retry_window_ms};
-use stagger::{Schedule, SeededRng};
+use stagger::Schedule;
+use stagger::rng::SeededRng;
 
 /// Seed 002's published schedule: the time from the first failure to retries 1 to 7, in ms.
 const PUBLISHED_MS: [u64; 7] = [1_000, 3_000, 7_000, 15_000, 31_000, 63_000, 127_000];

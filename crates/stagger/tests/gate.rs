@@ -10,10 +10,11 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
 
+use stagger::Failure;
+use stagger::clock::{Clock, ManualClock, Timestamp};
 use stagger::engine::StopReason;
 use stagger::gate::Gate;
 use stagger::policy::Immediate;
-use stagger::{Clock, Failure, ManualClock, Timestamp};
 
 fn ms(ms: u64) -> Timestamp {
     Timestamp::from_duration(Duration::from_millis(ms))
@@ -33,7 +34,9 @@ fn calls_to_a_throttled_destination_wait_for_paced_slots_and_others_do_not() {
             replies.next().unwrap()
         })
         .classify(|f: &Failure| *f)
-        .settings(stagger::Settings::new().with_dispersal(stagger::engine::Dispersal::Floor))
+        .settings(
+            stagger::engine::Settings::new().with_dispersal(stagger::engine::Dispersal::Floor),
+        )
         .clock(clock.clone())
         .sleeper(move |d: Duration| sleeps.advance(d))
         .gate(Arc::clone(&gate), key)

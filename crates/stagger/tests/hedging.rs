@@ -12,11 +12,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use stagger::Failure;
 use stagger::budget::{BudgetConfig, TokenBucket};
+use stagger::clock::{Clock, Timestamp};
 use stagger::engine::{Hedging, StopReason};
 use stagger::policy::NoRetry;
 use stagger::sketch::LatencySketch;
-use stagger::{Clock, Failure, Timestamp};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -8,14 +8,15 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use proptest::prelude::*;
+use stagger::Failure;
+use stagger::classify::Classifier;
+use stagger::clock::{Clock, ManualClock, Timestamp};
 use stagger::engine::{Dispersal, Settings, StopReason};
 use stagger::http::{
     HttpClassifier, classify_response, classify_status, is_idempotent, request_is_idempotent,
 };
-use stagger::policy::ExponentialFullJitter;
-use stagger::{
-    Classifier, Clock, Failure, ManualClock, Policy, PolicyConfig, SeededRng, Timestamp,
-};
+use stagger::policy::{ExponentialFullJitter, Policy, PolicyConfig};
+use stagger::rng::SeededRng;
 
 /// Wed, 21 Oct 2015 07:28:00 GMT.
 const DATE: &str = "Wed, 21 Oct 2015 07:28:00 GMT";

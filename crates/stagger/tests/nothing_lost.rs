@@ -15,11 +15,11 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use stagger::budget::{Budget, TokenBucket, TokenBucketBudget};
-use stagger::engine::{Attempt, Run, Spent, StopReason, Verdict};
-use stagger::policy::{Constant, Immediate};
-use stagger::{
-    Clock, Failure, ManualClock, Nested, PolicyConfig, RetryError, SeededRng, Settings, Timestamp,
-};
+use stagger::clock::{Clock, ManualClock, Timestamp};
+use stagger::engine::{Attempt, Nested, Run, Settings, Spent, StopReason, Verdict};
+use stagger::policy::{Constant, Immediate, PolicyConfig};
+use stagger::rng::SeededRng;
+use stagger::{Failure, RetryError};
 
 /// A bucket of 10 tokens at 5 a retry: two unsent retries would leave it empty.
 fn small_bucket() -> Arc<TokenBucketBudget> {

@@ -9,9 +9,10 @@ use std::cell::RefCell;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use stagger::{
-    AnyConfig, Clock, Failure, ManualClock, Param, PolicyConfig, PolicyKind, SeededRng, Timestamp,
-};
+use stagger::Failure;
+use stagger::clock::{Clock, ManualClock, Timestamp};
+use stagger::policy::{AnyConfig, Param, PolicyConfig, PolicyKind};
+use stagger::rng::SeededRng;
 
 #[derive(Debug, Clone, Copy)]
 enum Event {

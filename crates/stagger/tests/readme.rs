@@ -12,8 +12,7 @@
 
 use std::time::Duration;
 
-use stagger::Timestamp;
-use stagger::clock::{Clock, MonotonicClock};
+use stagger::clock::{Clock, MonotonicClock, Timestamp};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

@@ -17,11 +17,11 @@ use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
 use stagger::budget::{Budget, Partitioned, TokenBucket, TokenBucketBudget};
-use stagger::clock::MonotonicClock;
+use stagger::clock::{MonotonicClock, Timestamp};
 use stagger::engine::{Attempt, Spent, StopReason};
-use stagger::policy::{ExponentialFullJitter, Immediate};
-use stagger::reqwest::{RetryMiddleware, RetryOverrides};
-use stagger::{Failure, PolicyConfig, RetryError, RetryReport, Timestamp};
+use stagger::policy::{ExponentialFullJitter, Immediate, PolicyConfig};
+use stagger::reqwest::{RetryMiddleware, RetryOverrides, RetryReport};
+use stagger::{Failure, RetryError};
 
 #[path = "support/server.rs"]
 mod server;
@@ -660,7 +660,7 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
         server::check_a_shared_budget_is_spent(send(client_shared)).await;
         // A bucket per host and port: the healthy host's request is retried, and served.
         let per_host = Arc::new(
-            Partitioned::new(server::two_retries(), 64, stagger::SeededRng::new(1)).unwrap(),
+            Partitioned::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1)).unwrap(),
         );
         let middleware = RetryMiddleware::new(policy)
             .unwrap()

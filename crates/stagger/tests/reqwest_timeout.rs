@@ -12,10 +12,9 @@
 use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
-use stagger::clock::MonotonicClock;
+use stagger::clock::{Clock, MonotonicClock, Timestamp};
 use stagger::policy::ExponentialFullJitter;
 use stagger::reqwest::{RetryMiddleware, RetryReport};
-use stagger::{Clock, Timestamp};
 
 #[allow(dead_code)] // Not every helper of the shared server is used here.
 #[path = "support/server.rs"]

@@ -6,9 +6,11 @@ mod support;
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use stagger::engine::{Dispersal, Settings, StopReason};
-use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
-use stagger::{Failure, ManualClock, Nested, PolicyConfig, SeededRng};
+use stagger::Failure;
+use stagger::clock::ManualClock;
+use stagger::engine::{Dispersal, Nested, Settings, StopReason};
+use stagger::policy::{Constant, ExponentialFullJitter, Immediate, PolicyConfig};
+use stagger::rng::SeededRng;
 use support::RecordingSleeper;
 
 fn three_attempts() -> Constant {
@@ -274,7 +276,7 @@ fn the_server_wait_is_a_floor_not_an_override() {
 
 #[test]
 fn a_sleeper_that_wakes_early_cannot_undercut_the_server() {
-    use stagger::Clock;
+    use stagger::clock::Clock;
     let clock = ManualClock::new();
     let waits = RefCell::new(Vec::new());
     let early = |d: Duration| {
@@ -319,7 +321,7 @@ fn a_sleeper_that_wakes_early_cannot_undercut_the_server() {
 
 #[test]
 fn an_absolute_deadline_on_a_shared_clock() {
-    use stagger::{Clock, Timestamp};
+    use stagger::clock::{Clock, Timestamp};
     let clock = ManualClock::new();
     clock.advance(Duration::from_secs(10));
     let deadline = Timestamp::from_duration(Duration::from_millis(10_500));

@@ -10,13 +10,14 @@ use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use stagger::Failure;
 use stagger::clock::{SystemClock, WallClock};
 use stagger::config::RetrySpec;
 use stagger::engine::StopReason;
 use stagger::http::classify_status;
 use stagger::reqwest::RetryMiddleware;
-use stagger::tower::{RetryBody, RetryLayer};
-use stagger::{Failure, RetryReport, SeededRng};
+use stagger::rng::SeededRng;
+use stagger::tower::{RetryBody, RetryLayer, RetryReport};
 use tower_layer::Layer;
 use tower_service::Service;
 

@@ -15,13 +15,13 @@ use stopwatch::Stopwatch;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use stagger::budget::Budget;
-use stagger::budget::{Breaker, BudgetConfig, Ratio, SreAdaptive, TokenBucket};
-use stagger::clock::{Clock, ManualClock, MonotonicClock, Timeline, TokioClock};
-use stagger::engine::{Dispersal, StopReason};
+use stagger::budget::{Breaker, Budget, BudgetConfig, Ratio, SreAdaptive, TokenBucket};
+use stagger::clock::{Clock, ManualClock, MonotonicClock, Timeline, Timestamp, TokioClock};
+use stagger::engine::{Dispersal, Settings, StopReason};
 use stagger::gate::Gate;
 use stagger::policy::Immediate;
-use stagger::{ConfigError, Failure, SeededRng, Settings, Timestamp};
+use stagger::rng::SeededRng;
+use stagger::{ConfigError, Failure};
 
 fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s)

@@ -28,11 +28,11 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
 use stagger::budget::{Budget, Partitioned, TokenBucketBudget};
-use stagger::clock::MonotonicClock;
-use stagger::engine::{Spent, StopReason};
-use stagger::policy::{Constant, ExponentialFullJitter, Immediate};
+use stagger::clock::{Clock, MonotonicClock, Timestamp};
+use stagger::engine::{Nested, Spent, StopReason};
+use stagger::policy::{Constant, ExponentialFullJitter, Immediate, PolicyConfig};
 use stagger::tower::{RetryBody, RetryLayer, RetryOverrides, RetryReport};
-use stagger::{Clock, Failure, Nested, PolicyConfig, RetryError, Timestamp};
+use stagger::{Failure, RetryError};
 use tokio::net::TcpListener;
 use tower_layer::Layer;
 use tower_service::Service;
@@ -963,7 +963,7 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
         server::check_a_shared_budget_is_spent(send(status_caller(layer.layer(client())))).await;
         // A bucket per host and port: the healthy host's request is retried, and served.
         let per_host = Arc::new(
-            Partitioned::new(server::two_retries(), 64, stagger::SeededRng::new(1)).unwrap(),
+            Partitioned::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1)).unwrap(),
         );
         let layer = RetryLayer::new(policy)
             .unwrap()
@@ -1126,7 +1126,9 @@ async fn a_request_refused_after_a_minute_holds_a_later_one_for_the_wait_the_ser
     let service = RetryLayer::new(Immediate::new().with_max_attempts(2))
         .unwrap()
         // At the server's time, not spread above it, so that every time below is exact.
-        .settings(stagger::Settings::new().with_dispersal(stagger::engine::Dispersal::Floor))
+        .settings(
+            stagger::engine::Settings::new().with_dispersal(stagger::engine::Dispersal::Floor),
+        )
         .gate(Arc::new(stagger::gate::Gate::new(16).unwrap()))
         .layer(inner);
     let call = |path: &str| {

@@ -25,7 +25,10 @@
 
 use std::time::Duration;
 
-use stagger::{AnyConfig, Failure, Param, Policy, PolicyConfig, Preset, Schedule, SeededRng};
+use stagger::policy::{AnyConfig, Param, Policy, PolicyConfig};
+use stagger::preset::Preset;
+use stagger::rng::SeededRng;
+use stagger::{Failure, Schedule};
 
 /// The fraction of each delay that jitter may remove: each delay falls in 80-100 % of the
 /// published one.

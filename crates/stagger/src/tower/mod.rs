@@ -121,7 +121,7 @@
 //! let request = http::Request::get("http://localhost:8080/").body(Full::default())?;
 //! std::future::poll_fn(|cx| service.poll_ready(cx)).await?;
 //! let response = service.call(request).await?;
-//! println!("{} after {:?}", response.status(), response.extensions().get::<stagger::RetryReport>());
+//! println!("{} after {:?}", response.status(), response.extensions().get::<stagger::tower::RetryReport>());
 //! # Ok(())
 //! # }
 //! ```

@@ -6,7 +6,9 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
-use stagger::{Failure, ManualClock, Policy};
+use stagger::Failure;
+use stagger::clock::ManualClock;
+use stagger::policy::Policy;
 
 /// Seed 001's policy: a ceiling of `2^min(attempt - 1, 3)` seconds times a fixed sample.
 pub struct ScriptPolicy {

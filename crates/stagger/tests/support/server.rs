@@ -24,7 +24,7 @@ struct Seen {
     counts: HashMap<String, u32>,
     /// When each attempt arrived, and when a refusal was sent, by path, on the process
     /// timeline.
-    times: Vec<(String, stagger::Timestamp)>,
+    times: Vec<(String, stagger::clock::Timestamp)>,
 }
 
 #[derive(Clone)]
@@ -58,7 +58,7 @@ struct Limited {
 #[derive(Default)]
 struct LimitedState {
     /// The time each client was told to wait for, on the server's clock.
-    not_before: HashMap<String, stagger::Timestamp>,
+    not_before: HashMap<String, stagger::clock::Timestamp>,
     served: u32,
     rejected: u32,
     /// Requests that arrived before the time their client was told.
@@ -88,7 +88,7 @@ impl Limited {
 
     /// Whether a request from `client` goes through now.
     fn admit(&self, client: &str) -> bool {
-        use stagger::Clock;
+        use stagger::clock::Clock;
         let now = self.clock.now();
         let mut state = self.state.lock().unwrap();
         if state.not_before.get(client).is_some_and(|at| now < *at) {
@@ -154,7 +154,7 @@ impl Server {
 
     /// Notes that a refusal to `path` is sent now.
     fn refused_at(&self, path: &str) {
-        use stagger::Clock;
+        use stagger::clock::Clock;
         let now = stagger::clock::MonotonicClock::new().now();
         let mut seen = self.seen.lock().unwrap();
         seen.times.push((format!("{path} refused"), now));
@@ -162,7 +162,7 @@ impl Server {
 
     /// When the attempts at `path` arrived (and, under `"{path} refused"`, when refusals to
     /// it were sent), on the process timeline.
-    pub(crate) fn times(&self, path: &str) -> Vec<stagger::Timestamp> {
+    pub(crate) fn times(&self, path: &str) -> Vec<stagger::clock::Timestamp> {
         let seen = self.seen.lock().unwrap();
         seen.times
             .iter()
@@ -173,7 +173,7 @@ impl Server {
 
     /// Logs an attempt at `path` and returns its number, from 1.
     fn attempt(&self, path: &str, entry: String) -> u32 {
-        use stagger::Clock;
+        use stagger::clock::Clock;
         let now = stagger::clock::MonotonicClock::new().now();
         let mut seen = self.seen.lock().unwrap();
         seen.log.push(entry);
@@ -436,7 +436,7 @@ where
     Call: Fn(String, u32) -> Fut,
     Fut: std::future::Future<Output = bool> + Send + 'static,
 {
-    use stagger::Clock;
+    use stagger::clock::Clock;
     use stagger::engine::Dispersal;
     const TIMEOUT: Duration = Duration::from_millis(3_000 / STORM_SCALE);
     let storm = |dispersal: Dispersal, gated: bool| {
@@ -611,7 +611,7 @@ where
     Send: Fn(String) -> Fut,
     Fut: std::future::Future<Output = u16>,
 {
-    use stagger::Clock;
+    use stagger::clock::Clock;
     let limited = start_server().await;
     let other = start_server().await;
     let url = limited.url("/limited");
@@ -645,7 +645,7 @@ where
     Send: Fn(String, &'static str) -> Fut,
     Fut: std::future::Future<Output = u16>,
 {
-    use stagger::Clock;
+    use stagger::clock::Clock;
     let server = start_server().await;
     let start = stagger::clock::MonotonicClock::new().now();
     assert_eq!(send(server.url("/hang-once-get"), "GET").await, 200);
@@ -684,7 +684,7 @@ where
     Send: Fn(String, &'static str) -> Fut,
     Fut: std::future::Future<Output = u16>,
 {
-    use stagger::Clock;
+    use stagger::clock::Clock;
     let server = start_server().await;
     let start = stagger::clock::MonotonicClock::new().now();
     assert_eq!(send(server.url("/hang-once-hedged"), "GET").await, 200);
