@@ -350,8 +350,7 @@ fn invalid_overrides_are_refused_by_name() {
     let err = WorkloadKind::Serial.run(&huge, &s, 1).unwrap_err();
     assert!(matches!(err, SimError::TooLarge { .. }), "{err}");
     // The boundaries themselves are accepted.
-    let mut w = OpenLoop::default();
-    w.apply(&Overrides {
+    let w = OpenLoop::from_overrides(&Overrides {
         failure_rate: Some(1.0),
         rate: Some(limits::MAX_SOURCE_RATE),
         clients: Some(1),
@@ -360,8 +359,7 @@ fn invalid_overrides_are_refused_by_name() {
     })
     .unwrap();
     w.validate().unwrap();
-    let mut w = Serial::default();
-    w.apply(&Overrides {
+    let w = Serial::from_overrides(&Overrides {
         rate: Some(limits::MAX_SERIAL_RATE),
         clients: Some(1),
         duration: Some(Duration::from_millis(1)),
@@ -369,8 +367,7 @@ fn invalid_overrides_are_refused_by_name() {
     })
     .unwrap();
     w.validate().unwrap();
-    let mut w = Serial::default();
-    w.apply(&Overrides {
+    let w = Serial::from_overrides(&Overrides {
         failure_rate: Some(0.0),
         clients: Some(1),
         ..d

@@ -664,8 +664,7 @@ fn plot_lines(
     use stagger_sim::workload::herd::Herd;
     use stagger_sim::workload::spike::{Ramp, Spike};
     fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
-        let mut w = W::default();
-        w.apply(overrides)?;
+        let w = W::from_overrides(overrides)?;
         w.validate()?;
         Ok(w)
     }

@@ -81,10 +81,11 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::engine::Settings;
 use stagger_core::{AnyConfig, Failure, Param, PolicyConfig, PolicyKind, SeededRng};
 
-use super::{Model, Overrides, Workload, WorkloadKind, refuse_hedging};
+use super::{Model, Workload, WorkloadKind, refuse_hedging};
 use crate::dist::{Delay, Ziggurat};
 use crate::error::SimError;
 use crate::estimate::{Estimate, Plan};
@@ -96,15 +97,18 @@ use crate::queue::{Nanos, Writes, nanos};
 use crate::strategy::{PolicyTemplate, SimPolicy, Strategy};
 
 /// The contention workload's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Contention {
     /// Clients contending for the row, all starting at time zero (1 to 10 000).
     pub clients: u64,
     /// Rounds to average over (1 to 10 000).
     pub rounds: u32,
     /// One network hop: `|Normal(10 ms, 2 ms)|` as published.
+    #[serde(skip)]
     pub network: Delay,
     /// The window of the peak retry share (10 ms).
+    #[serde(skip)]
     pub window: Duration,
 }
 
@@ -263,13 +267,6 @@ fn send(c: usize, at: Nanos, net: &mut Network<'_>, read_at: &mut [Nanos], pendi
 
 impl Workload for Contention {
     const KIND: WorkloadKind = WorkloadKind::Contention;
-
-    const ACCEPTS: &'static [&'static str] = &["clients", "rounds"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.clients = o.clients.unwrap_or(self.clients);
-        self.rounds = o.rounds.unwrap_or(self.rounds);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         if !(1..=Self::MAX_CLIENTS).contains(&self.clients) {

@@ -20,18 +20,22 @@
 
 use std::time::Duration;
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use serde::Deserialize;
+
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::{Clients, Composed, Network, RunOptions};
 use crate::strategy::Strategy;
 
 /// The herd's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Herd {
     /// Clients that fail together (at least 1).
     pub clients: u64,
     /// The one-way network delay.
+    #[serde(skip)]
     pub network: Delay,
     /// The window of the peak share.
     pub window: Duration,
@@ -76,13 +80,6 @@ impl Herd {
 
 impl Workload for Herd {
     const KIND: WorkloadKind = WorkloadKind::Herd;
-
-    const ACCEPTS: &'static [&'static str] = &["clients", "window"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.clients = o.clients.unwrap_or(self.clients);
-        self.window = o.window.unwrap_or(self.window);
-    }
 
     /// The composed model's checks: the clients (up to [`Herd::MAX_CLIENTS`]) and the window.
     fn validate(&self) -> Result<(), SimError> {

@@ -1,13 +1,15 @@
 //! The canonical workloads: each is its parameters, their checks and one assembly of the
 //! model's parts ([`Workload::model`]), so its figures are the model's. Each module's
 //! documentation states its setup and its source; the spike and the ramp share a file, one
-//! setup under two load shapes. [`Overrides`] are the command line's parameters, each
-//! workload accepting those it names in [`Workload::ACCEPTS`].
+//! setup under two load shapes. [`Overrides`] are the command line's parameters: a
+//! workload's struct is read from those given with serde, as a scenario file is, and refuses
+//! the others as unknown fields ([`Workload::from_overrides`]).
 
 pub mod contention;
 pub mod herd;
 pub mod open_loop;
 pub mod outage;
+mod params;
 pub mod partition;
 pub mod serial;
 pub mod spike;
@@ -16,9 +18,8 @@ pub mod throttle;
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Duration;
 
-use stagger_core::engine::Dispersal;
+use serde::de::DeserializeOwned;
 
 use crate::error::SimError;
 use crate::estimate::Estimate;
@@ -26,156 +27,27 @@ use crate::metrics::ResultRow;
 use crate::model::{Composed, RunOptions};
 use crate::strategy::Strategy;
 
-/// Parameters a user may override from the command line. Each workload uses those that make
-/// sense for it and refuses the others.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Overrides {
-    /// Clients (or, for open arrivals, the number of arrival sources).
-    pub clients: Option<u64>,
-    /// Rounds to average over.
-    pub rounds: Option<u32>,
-    /// The server's independent failure probability per attempt, in [0, 1].
-    pub failure_rate: Option<f64>,
-    /// The simulated duration.
-    pub duration: Option<Duration>,
-    /// The offered rate, in requests per second.
-    pub rate: Option<f64>,
-    /// The window of the peak retry share.
-    pub window: Option<Duration>,
-    /// One end-to-end deadline per request, from its first attempt (`outage`).
-    pub timeout: Option<Duration>,
-    /// The wait a throttling dependency asks for in every failed answer, as `Retry-After`
-    /// (`outage`).
-    pub retry_after: Option<Duration>,
-    /// A rate limiter's rate, per second (`throttle`).
-    pub limit_rate: Option<f64>,
-    /// A rate limiter's tokens (`throttle`).
-    pub limit_burst: Option<u32>,
-    /// A concurrency limiter in place of the rate limiter (`throttle`).
-    pub limit_concurrency: Option<u32>,
-    /// How a refusal states its wait (`throttle`).
-    pub retry_after_form: Option<crate::model::RetryAfterForm>,
-    /// What clients add above a server's wait (`throttle`).
-    pub dispersal: Option<Dispersal>,
-    /// Whether the clients share a gate for the destination (`throttle`).
-    pub gate: Option<bool>,
-    /// Whether the client holds one budget for every host or one per host (`partition`).
-    pub budget_partition: Option<partition::BudgetPartition>,
-    /// A timeout for each attempt, besides the request's deadline (`tail`).
-    pub attempt_timeout: Option<Duration>,
-    /// The offered load, as a share of the servers' capacity (`tail`).
-    pub load: Option<f64>,
-    /// The replicas in the pool (`tail`).
-    pub replicas: Option<u32>,
-    /// The requests each replica serves at once (`tail`).
-    pub concurrency: Option<u32>,
-    /// How long a replica pauses (`tail`).
-    pub pause: Option<Duration>,
-    /// The mean time a replica runs between pauses (`tail`).
-    pub pause_every: Option<Duration>,
-    /// The sub-requests each request fans out to, all needed (`tail`).
-    pub fanout: Option<u32>,
-}
+pub use params::Overrides;
 
-impl Overrides {
-    /// The names of the overrides that are set, in declaration order.
-    ///
-    /// Every field is listed here (the destructuring does not compile otherwise), so a new
-    /// override is refused by every workload that does not declare it in
-    /// [`Workload::ACCEPTS`].
-    #[must_use]
-    pub fn given(&self) -> Vec<&'static str> {
-        let Self {
-            clients,
-            rounds,
-            failure_rate,
-            duration,
-            rate,
-            window,
-            timeout,
-            retry_after,
-            limit_rate,
-            limit_burst,
-            limit_concurrency,
-            retry_after_form,
-            dispersal,
-            gate,
-            budget_partition,
-            attempt_timeout,
-            load,
-            replicas,
-            concurrency,
-            pause,
-            pause_every,
-            fanout,
-        } = self;
-        [
-            ("clients", clients.is_some()),
-            ("rounds", rounds.is_some()),
-            ("failure_rate", failure_rate.is_some()),
-            ("duration", duration.is_some()),
-            ("rate", rate.is_some()),
-            ("window", window.is_some()),
-            ("timeout", timeout.is_some()),
-            ("retry_after", retry_after.is_some()),
-            ("limit_rate", limit_rate.is_some()),
-            ("limit_burst", limit_burst.is_some()),
-            ("limit_concurrency", limit_concurrency.is_some()),
-            ("retry_after_form", retry_after_form.is_some()),
-            ("dispersal", dispersal.is_some()),
-            ("gate", gate.is_some()),
-            ("budget_partition", budget_partition.is_some()),
-            ("attempt_timeout", attempt_timeout.is_some()),
-            ("load", load.is_some()),
-            ("replicas", replicas.is_some()),
-            ("concurrency", concurrency.is_some()),
-            ("pause", pause.is_some()),
-            ("pause_every", pause_every.is_some()),
-            ("fanout", fanout.is_some()),
-        ]
-        .into_iter()
-        .filter_map(|(name, set)| set.then_some(name))
-        .collect()
-    }
-
-    /// Refuses, with [`SimError::NotApplicable`], the first override set that `workload`
-    /// does not accept.
-    ///
-    /// # Errors
-    ///
-    /// [`SimError::NotApplicable`] naming the override.
-    pub fn check<W: Workload>(&self) -> Result<(), SimError> {
-        match self.given().into_iter().find(|p| !W::ACCEPTS.contains(p)) {
-            Some(param) => Err(SimError::NotApplicable {
-                param,
-                workload: W::KIND.name(),
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-/// A workload with its parameters.
-pub trait Workload: Default {
+/// A workload with its parameters: its [`Default`] is its published setup, and it derives
+/// `serde::Deserialize` with `#[serde(default, deny_unknown_fields)]`, its fields named as
+/// the overrides that set them and the others skipped.
+pub trait Workload: Default + DeserializeOwned {
     /// Its entry in the list of workloads.
     const KIND: WorkloadKind;
 
-    /// The overrides this workload uses, by the names [`Overrides::given`] reports.
-    const ACCEPTS: &'static [&'static str];
-
-    /// Sets the overrides named in [`Workload::ACCEPTS`] and ignores the rest: call
-    /// [`Workload::apply`], which refuses those first.
-    fn set(&mut self, overrides: &Overrides);
-
-    /// Applies the overrides, refusing any this workload does not accept.
+    /// This workload at its published setup with `overrides` applied: its parameters read,
+    /// with serde, from the overrides given, refusing any that is not one of its fields.
     ///
     /// # Errors
     ///
-    /// [`SimError::NotApplicable`] for an override this workload does not use.
-    fn apply(&mut self, overrides: &Overrides) -> Result<(), SimError> {
-        overrides.check::<Self>()?;
-        self.set(overrides);
-        Ok(())
+    /// [`SimError::NotApplicable`] for the first override given, in the declaration order of
+    /// [`Overrides`], that this workload does not use.
+    fn from_overrides(overrides: &Overrides) -> Result<Self, SimError> {
+        params::read(overrides).map_err(|param| SimError::NotApplicable {
+            param,
+            workload: Self::KIND.name(),
+        })
     }
 
     /// Checks the parameters.
@@ -442,8 +314,7 @@ impl WorkloadKind {
 
 /// A workload at its defaults with `overrides` applied and checked.
 fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
-    let mut workload = W::default();
-    workload.apply(overrides)?;
+    let workload = W::from_overrides(overrides)?;
     workload.validate()?;
     Ok(workload)
 }
@@ -465,5 +336,268 @@ impl FromStr for WorkloadKind {
                 name: name.to_owned(),
                 workloads: &Self::NAMES,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Debug;
+    use std::time::Duration;
+
+    use stagger_core::engine::Dispersal;
+
+    use super::*;
+    use crate::model::RetryAfterForm;
+
+    /// Every override, set alone, to a value no workload has by default.
+    fn each_alone() -> Vec<Overrides> {
+        let d = Overrides::default();
+        let secs = Duration::from_secs;
+        vec![
+            Overrides {
+                clients: Some(3),
+                ..d
+            },
+            Overrides {
+                rounds: Some(7),
+                ..d
+            },
+            Overrides {
+                failure_rate: Some(0.125),
+                ..d
+            },
+            Overrides {
+                duration: Some(secs(17)),
+                ..d
+            },
+            Overrides {
+                rate: Some(3.5),
+                ..d
+            },
+            Overrides {
+                window: Some(Duration::from_millis(7)),
+                ..d
+            },
+            Overrides {
+                timeout: Some(secs(7)),
+                ..d
+            },
+            Overrides {
+                retry_after: Some(Duration::from_millis(2500)),
+                ..d
+            },
+            Overrides {
+                limit_rate: Some(3.0),
+                ..d
+            },
+            Overrides {
+                limit_burst: Some(2),
+                ..d
+            },
+            Overrides {
+                limit_concurrency: Some(2),
+                ..d
+            },
+            Overrides {
+                retry_after_form: Some(RetryAfterForm::ExactRounded),
+                ..d
+            },
+            Overrides {
+                dispersal: Some(Dispersal::Floor),
+                ..d
+            },
+            Overrides {
+                gate: Some(true),
+                ..d
+            },
+            Overrides {
+                budget_partition: Some(partition::BudgetPartition::Partitioned),
+                ..d
+            },
+            Overrides {
+                attempt_timeout: Some(Duration::from_millis(50)),
+                ..d
+            },
+            Overrides {
+                load: Some(0.3),
+                ..d
+            },
+            Overrides {
+                replicas: Some(3),
+                ..d
+            },
+            Overrides {
+                concurrency: Some(2),
+                ..d
+            },
+            Overrides {
+                pause: Some(secs(2)),
+                ..d
+            },
+            Overrides {
+                pause_every: Some(secs(10)),
+                ..d
+            },
+            Overrides {
+                fanout: Some(2),
+                ..d
+            },
+        ]
+    }
+
+    /// The overrides `W` reads, each checked to change it: the others are refused by name.
+    fn accepted<W: Workload + PartialEq + Debug>() -> Vec<&'static str> {
+        let mut accepted = Vec::new();
+        for one in each_alone() {
+            let [name] = one.given()[..] else {
+                panic!("one override: {one:?}")
+            };
+            match W::from_overrides(&one) {
+                Ok(w) => {
+                    assert_ne!(w, W::default(), "{name} is read into {}", W::KIND);
+                    accepted.push(name);
+                }
+                Err(err) => assert_eq!(
+                    err,
+                    SimError::NotApplicable {
+                        param: name,
+                        workload: W::KIND.name(),
+                    }
+                ),
+            }
+        }
+        accepted
+    }
+
+    #[test]
+    fn each_workload_reads_its_overrides_and_refuses_the_others() {
+        assert_eq!(each_alone().len(), 22, "every override");
+        // The lists each workload declared (its `ACCEPTS`) before its fields named them.
+        let open = ["clients", "rate", "duration", "failure_rate", "window"];
+        let load = ["rate", "duration", "window"];
+        for (accepted, declared) in [
+            (accepted::<herd::Herd>(), &["clients", "window"][..]),
+            (
+                accepted::<outage::Outage>(),
+                &[
+                    "rate",
+                    "duration",
+                    "window",
+                    "timeout",
+                    "retry_after",
+                    "dispersal",
+                ],
+            ),
+            (accepted::<contention::Contention>(), &["clients", "rounds"]),
+            (accepted::<open_loop::OpenLoop>(), &open),
+            (accepted::<serial::Serial>(), &open),
+            (accepted::<spike::Spike>(), &load),
+            (accepted::<spike::Ramp>(), &load),
+            (
+                accepted::<throttle::Throttle>(),
+                &[
+                    "clients",
+                    "rate",
+                    "duration",
+                    "timeout",
+                    "retry_after",
+                    "window",
+                    "limit_rate",
+                    "limit_burst",
+                    "limit_concurrency",
+                    "retry_after_form",
+                    "dispersal",
+                    "gate",
+                ],
+            ),
+            (
+                accepted::<partition::Partition>(),
+                &[
+                    "rate",
+                    "duration",
+                    "failure_rate",
+                    "window",
+                    "budget_partition",
+                ],
+            ),
+            (
+                accepted::<tail::Tail>(),
+                &[
+                    "duration",
+                    "timeout",
+                    "window",
+                    "attempt_timeout",
+                    "load",
+                    "replicas",
+                    "concurrency",
+                    "pause",
+                    "pause_every",
+                    "fanout",
+                ],
+            ),
+        ] {
+            let mut declared = declared.to_vec();
+            declared.sort_unstable();
+            let mut accepted = accepted;
+            accepted.sort_unstable();
+            assert_eq!(accepted, declared);
+        }
+    }
+
+    #[test]
+    fn the_first_override_refused_is_named_in_declaration_order() {
+        let all = each_alone().into_iter().fold(Overrides::default(), merge);
+        assert_eq!(all.given().len(), 22);
+        for (kind, first) in [
+            (WorkloadKind::Herd, "rounds"),
+            (WorkloadKind::Outage, "clients"),
+            (WorkloadKind::Contention, "failure_rate"),
+            (WorkloadKind::OpenLoop, "rounds"),
+            (WorkloadKind::Serial, "rounds"),
+            (WorkloadKind::Spike, "clients"),
+            (WorkloadKind::Ramp, "clients"),
+            (WorkloadKind::Throttle, "rounds"),
+            (WorkloadKind::Partition, "clients"),
+            (WorkloadKind::Tail, "clients"),
+        ] {
+            let strategy = Strategy::policy(stagger_core::AnyConfig::from(
+                stagger_core::PolicyKind::Constant,
+            ));
+            assert_eq!(
+                kind.estimate(&all, &strategy),
+                Err(SimError::NotApplicable {
+                    param: first,
+                    workload: kind.name(),
+                })
+            );
+        }
+    }
+
+    /// `a` with `b`'s overrides set over it.
+    fn merge(a: Overrides, b: Overrides) -> Overrides {
+        Overrides {
+            clients: b.clients.or(a.clients),
+            rounds: b.rounds.or(a.rounds),
+            failure_rate: b.failure_rate.or(a.failure_rate),
+            duration: b.duration.or(a.duration),
+            rate: b.rate.or(a.rate),
+            window: b.window.or(a.window),
+            timeout: b.timeout.or(a.timeout),
+            retry_after: b.retry_after.or(a.retry_after),
+            limit_rate: b.limit_rate.or(a.limit_rate),
+            limit_burst: b.limit_burst.or(a.limit_burst),
+            limit_concurrency: b.limit_concurrency.or(a.limit_concurrency),
+            retry_after_form: b.retry_after_form.or(a.retry_after_form),
+            dispersal: b.dispersal.or(a.dispersal),
+            gate: b.gate.or(a.gate),
+            budget_partition: b.budget_partition.or(a.budget_partition),
+            attempt_timeout: b.attempt_timeout.or(a.attempt_timeout),
+            load: b.load.or(a.load),
+            replicas: b.replicas.or(a.replicas),
+            concurrency: b.concurrency.or(a.concurrency),
+            pause: b.pause.or(a.pause),
+            pause_every: b.pause_every.or(a.pause_every),
+            fanout: b.fanout.or(a.fanout),
+        }
     }
 }

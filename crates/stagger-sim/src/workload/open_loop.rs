@@ -30,11 +30,12 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::AnyConfig;
 use stagger_core::budget::BudgetKind;
 use stagger_core::policy::{Immediate, NoRetry};
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::{Clients, Composed, Network};
@@ -42,7 +43,8 @@ use crate::model::{check_clients, check_duration, check_failure_rate, check_wind
 use crate::strategy::Strategy;
 
 /// The open-loop workload's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct OpenLoop {
     /// Independent Poisson sources, each with its own budget (1 to [`OpenLoop::MAX_CLIENTS`]).
     pub clients: u64,
@@ -53,6 +55,7 @@ pub struct OpenLoop {
     /// The server's independent failure probability per attempt, in [0, 1].
     pub failure_rate: f64,
     /// The round trip of one attempt (default `Exp(mean 10 ms)`).
+    #[serde(skip)]
     pub rtt: Delay,
     /// The window of the peak retry share.
     pub window: Duration,
@@ -165,17 +168,6 @@ impl OpenLoop {
 
 impl Workload for OpenLoop {
     const KIND: WorkloadKind = WorkloadKind::OpenLoop;
-
-    const ACCEPTS: &'static [&'static str] =
-        &["clients", "rate", "duration", "failure_rate", "window"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.clients = o.clients.unwrap_or(self.clients);
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
-        self.window = o.window.unwrap_or(self.window);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         check_clients(self.clients, Self::MAX_CLIENTS)?;

@@ -25,26 +25,31 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::engine::Dispersal;
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::check_window;
 use crate::model::{Clients, Composed, Network, Window};
 
 /// The outage's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Outage {
     /// Requests per second.
     pub rate: f64,
     /// The whole run.
     pub duration: Duration,
     /// When the dependency goes down.
+    #[serde(skip)]
     pub down_at: Duration,
     /// How long it stays down.
+    #[serde(skip)]
     pub down_for: Duration,
     /// The one-way network delay.
+    #[serde(skip)]
     pub network: Delay,
     /// The window of the peak share.
     pub window: Duration,
@@ -58,6 +63,7 @@ pub struct Outage {
     /// What a request adds above the `Retry-After` (default [`Dispersal::default`]); a request
     /// gets its generator for the spread when it first meets the wait, as the executors give
     /// one.
+    #[serde(deserialize_with = "super::params::by_name")]
     pub dispersal: Dispersal,
 }
 
@@ -85,24 +91,6 @@ impl Outage {
 
 impl Workload for Outage {
     const KIND: WorkloadKind = WorkloadKind::Outage;
-
-    const ACCEPTS: &'static [&'static str] = &[
-        "rate",
-        "duration",
-        "window",
-        "timeout",
-        "retry_after",
-        "dispersal",
-    ];
-
-    fn set(&mut self, o: &Overrides) {
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.window = o.window.unwrap_or(self.window);
-        self.timeout = o.timeout.or(self.timeout);
-        self.retry_after = o.retry_after.or(self.retry_after);
-        self.dispersal = o.dispersal.unwrap_or(self.dispersal);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         if !(self.rate.is_finite()

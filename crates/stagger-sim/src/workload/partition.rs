@@ -40,9 +40,9 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::{Clients, Composed, Dependency, Network, TwoHosts};
@@ -95,21 +95,25 @@ impl FromStr for BudgetPartition {
 }
 
 /// The partition workload's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Partition {
     /// Requests per second, to both hosts together, in (0, 1e6].
     pub rate: f64,
     /// How long requests arrive, longer than 0 and at most a day.
     pub duration: Duration,
     /// The share of the requests that go to host A, the one that is down, in [0, 1].
+    #[serde(skip)]
     pub share_down: f64,
     /// Host B's independent failure probability per attempt, in [0, 1].
     pub failure_rate: f64,
     /// The one-way network delay.
+    #[serde(skip)]
     pub network: Delay,
     /// The window of the peak retry share.
     pub window: Duration,
     /// One budget for both hosts, or one per host.
+    #[serde(deserialize_with = "super::params::by_name")]
     pub budget_partition: BudgetPartition,
 }
 
@@ -168,22 +172,6 @@ impl Partition {
 impl Workload for Partition {
     const KIND: WorkloadKind = WorkloadKind::Partition;
 
-    const ACCEPTS: &'static [&'static str] = &[
-        "rate",
-        "duration",
-        "failure_rate",
-        "window",
-        "budget_partition",
-    ];
-
-    fn set(&mut self, o: &Overrides) {
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
-        self.window = o.window.unwrap_or(self.window);
-        self.budget_partition = o.budget_partition.unwrap_or(self.budget_partition);
-    }
-
     fn validate(&self) -> Result<(), SimError> {
         if !(self.rate.is_finite()
             && self.rate > 0.0
@@ -226,6 +214,7 @@ mod tests {
     use crate::metrics::HostFigures;
 
     use super::*;
+    use crate::workload::Overrides;
 
     /// The AWS SDKs' standard retry mode, with or without their retry quota.
     fn aws(budget: Option<BudgetKind>) -> Strategy {
@@ -345,14 +334,13 @@ mod tests {
             ..Overrides::default()
         };
         assert_eq!(
-            Partition::default().apply(&clients),
+            Partition::from_overrides(&clients),
             Err(SimError::NotApplicable {
                 param: "clients",
                 workload: "partition",
             })
         );
-        let mut w = Partition::default();
-        w.apply(&Overrides {
+        let w = Partition::from_overrides(&Overrides {
             budget_partition: Some(BudgetPartition::Partitioned),
             rate: Some(10.0),
             ..Overrides::default()

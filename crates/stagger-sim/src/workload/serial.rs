@@ -25,10 +25,11 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::AnyConfig;
 use stagger_core::policy::{Exponential, Immediate};
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::check_clients;
@@ -36,7 +37,8 @@ use crate::model::{Clients, Composed, Network};
 use crate::strategy::Strategy;
 
 /// The serial workload's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Serial {
     /// Serial clients, one call in flight each (1 to [`Serial::MAX_CLIENTS`]).
     pub clients: u64,
@@ -48,6 +50,7 @@ pub struct Serial {
     /// The server's independent failure probability per attempt, in [0, 1].
     pub failure_rate: f64,
     /// The round trip of one attempt (default `Exp(mean 10 ms)`); its mean must be positive.
+    #[serde(skip)]
     pub rtt: Delay,
     /// The window of the peak retry share.
     pub window: Duration,
@@ -112,17 +115,6 @@ impl Serial {
 
 impl Workload for Serial {
     const KIND: WorkloadKind = WorkloadKind::Serial;
-
-    const ACCEPTS: &'static [&'static str] =
-        &["clients", "rate", "duration", "failure_rate", "window"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.clients = o.clients.unwrap_or(self.clients);
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.failure_rate = o.failure_rate.unwrap_or(self.failure_rate);
-        self.window = o.window.unwrap_or(self.window);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         check_clients(self.clients, Self::MAX_CLIENTS)?;

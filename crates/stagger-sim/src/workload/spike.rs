@@ -92,10 +92,11 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::AnyConfig;
 use stagger_core::policy::{ExponentialFullJitter, Immediate};
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::limits;
@@ -156,20 +157,25 @@ impl Default for Server {
 
 /// A load spike: `rate`, then `rate * spike_factor` for `[spike_at, spike_at + spike_for)`,
 /// then `rate` again, until `duration`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Spike {
     /// The base rate, in requests per second (40). The `rate` override sets it; the spike
     /// scales with it.
     pub rate: f64,
     /// The spike's rate as a multiple of the base rate (2: 80 requests per second).
+    #[serde(skip)]
     pub spike_factor: f64,
     /// When the spike starts (20 s).
+    #[serde(skip)]
     pub spike_at: Duration,
     /// How long it lasts (5 s).
+    #[serde(skip)]
     pub spike_for: Duration,
     /// The whole run (80 s).
     pub duration: Duration,
     /// The server, network and timeout.
+    #[serde(skip)]
     pub server: Server,
     /// The window of the peak retry share.
     pub window: Duration,
@@ -193,18 +199,22 @@ impl Default for Spike {
 /// time zero to `rate * peak_factor` at `peak_at`, and falls at the same slope after it, to
 /// nothing (`80 - 1.6 |t - 25|` requests a second at the defaults: 40 at 0 s, 80 at 25 s, none
 /// from 75 s).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Ramp {
     /// The rate at time zero, in requests per second (40). The `rate` override sets it; the
     /// peak scales with it.
     pub rate: f64,
     /// The peak rate as a multiple of `rate` (2: 80 per second).
+    #[serde(skip)]
     pub peak_factor: f64,
     /// When the rate peaks (25 s).
+    #[serde(skip)]
     pub peak_at: Duration,
     /// The whole run (80 s).
     pub duration: Duration,
     /// The server, network and timeout.
+    #[serde(skip)]
     pub server: Server,
     /// The window of the peak retry share.
     pub window: Duration,
@@ -377,14 +387,6 @@ impl Ramp {
 impl Workload for Spike {
     const KIND: WorkloadKind = WorkloadKind::Spike;
 
-    const ACCEPTS: &'static [&'static str] = &["rate", "duration", "window"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.window = o.window.unwrap_or(self.window);
-    }
-
     fn validate(&self) -> Result<(), SimError> {
         let model = self.composed();
         // The tail window must start after the spike ends.
@@ -403,14 +405,6 @@ impl Workload for Spike {
 
 impl Workload for Ramp {
     const KIND: WorkloadKind = WorkloadKind::Ramp;
-
-    const ACCEPTS: &'static [&'static str] = &["rate", "duration", "window"];
-
-    fn set(&mut self, o: &Overrides) {
-        self.rate = o.rate.unwrap_or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.window = o.window.unwrap_or(self.window);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         check_shape(

@@ -70,7 +70,9 @@
 
 use std::time::Duration;
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use serde::Deserialize;
+
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::ns;
@@ -80,7 +82,8 @@ use crate::model::{check_duration, check_window};
 const SECOND: f64 = 1e9;
 
 /// The tail workload's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Tail {
     /// Replicas in the pool, 1 to [`Tail::MAX_REPLICAS`].
     pub replicas: u32,
@@ -89,6 +92,7 @@ pub struct Tail {
     pub concurrency: u32,
     /// The service time of one attempt, drawn when it is sent (default `Exp(mean 10 ms)`); its
     /// mean between 1 µs and 1 s.
+    #[serde(skip)]
     pub service: Delay,
     /// The offered load, as a share of the pool's capacity (`replicas x concurrency / mean
     /// service`), in (0, 1).
@@ -207,32 +211,6 @@ impl Tail {
 impl Workload for Tail {
     const KIND: WorkloadKind = WorkloadKind::Tail;
 
-    const ACCEPTS: &'static [&'static str] = &[
-        "duration",
-        "timeout",
-        "window",
-        "attempt_timeout",
-        "load",
-        "replicas",
-        "concurrency",
-        "pause",
-        "pause_every",
-        "fanout",
-    ];
-
-    fn set(&mut self, o: &Overrides) {
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.timeout = o.timeout.unwrap_or(self.timeout);
-        self.window = o.window.unwrap_or(self.window);
-        self.attempt_timeout = o.attempt_timeout.or(self.attempt_timeout);
-        self.load = o.load.unwrap_or(self.load);
-        self.replicas = o.replicas.unwrap_or(self.replicas);
-        self.concurrency = o.concurrency.unwrap_or(self.concurrency);
-        self.pause = o.pause.unwrap_or(self.pause);
-        self.pause_every = o.pause_every.unwrap_or(self.pause_every);
-        self.fanout = o.fanout.unwrap_or(self.fanout);
-    }
-
     fn validate(&self) -> Result<(), SimError> {
         const DAY: Duration = crate::limits::MAX_DURATION;
         if !(self.load.is_finite() && self.load > 0.0 && self.load < 1.0) {
@@ -286,6 +264,7 @@ mod tests {
     use stagger_core::policy::{Immediate, NoRetry};
 
     use super::*;
+    use crate::workload::Overrides;
 
     fn immediate(attempts: u32) -> Strategy {
         Strategy::policy(AnyConfig::from(
@@ -422,14 +401,13 @@ mod tests {
             ..Overrides::default()
         };
         assert_eq!(
-            Tail::default().apply(&clients),
+            Tail::from_overrides(&clients),
             Err(SimError::NotApplicable {
                 param: "clients",
                 workload: "tail",
             })
         );
-        let mut w = Tail::default();
-        w.apply(&Overrides {
+        let w = Tail::from_overrides(&Overrides {
             attempt_timeout: Some(Duration::from_millis(50)),
             load: Some(0.3),
             replicas: Some(3),

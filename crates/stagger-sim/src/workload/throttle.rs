@@ -41,9 +41,10 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
 use stagger_core::engine::Dispersal;
 
-use super::{Model, Overrides, Workload, WorkloadKind};
+use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::RetryAfterForm;
@@ -53,7 +54,8 @@ use crate::queue::Nanos;
 use crate::strategy::Strategy;
 
 /// The throttle's parameters.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Throttle {
     /// Requests that start together (without `rate`), at least 1.
     pub clients: u64,
@@ -72,8 +74,10 @@ pub struct Throttle {
     /// The fixed wait a refusal tells.
     pub retry_after: Duration,
     /// How the wait is stated.
+    #[serde(deserialize_with = "super::params::by_name")]
     pub retry_after_form: RetryAfterForm,
     /// What the clients add above the server's wait.
+    #[serde(deserialize_with = "super::params::by_name")]
     pub dispersal: Dispersal,
     /// The window of the peak retry share.
     pub window: Duration,
@@ -169,36 +173,6 @@ impl Throttle {
 
 impl Workload for Throttle {
     const KIND: WorkloadKind = WorkloadKind::Throttle;
-
-    const ACCEPTS: &'static [&'static str] = &[
-        "clients",
-        "rate",
-        "duration",
-        "timeout",
-        "retry_after",
-        "window",
-        "limit_rate",
-        "limit_burst",
-        "limit_concurrency",
-        "retry_after_form",
-        "dispersal",
-        "gate",
-    ];
-
-    fn set(&mut self, o: &Overrides) {
-        self.clients = o.clients.unwrap_or(self.clients);
-        self.rate = o.rate.or(self.rate);
-        self.duration = o.duration.unwrap_or(self.duration);
-        self.timeout = o.timeout.unwrap_or(self.timeout);
-        self.retry_after = o.retry_after.unwrap_or(self.retry_after);
-        self.window = o.window.unwrap_or(self.window);
-        self.limit_rate = o.limit_rate.unwrap_or(self.limit_rate);
-        self.limit_burst = o.limit_burst.unwrap_or(self.limit_burst);
-        self.limit_concurrency = o.limit_concurrency.or(self.limit_concurrency);
-        self.retry_after_form = o.retry_after_form.unwrap_or(self.retry_after_form);
-        self.dispersal = o.dispersal.unwrap_or(self.dispersal);
-        self.gate = o.gate.unwrap_or(self.gate);
-    }
 
     fn validate(&self) -> Result<(), SimError> {
         check_clients(self.requests().max(1), Self::MAX_CLIENTS)?;
