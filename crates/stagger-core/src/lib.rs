@@ -26,6 +26,21 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+/// The names of every value of `$all`, an array of values with a `const fn name`, as an array
+/// computed at compile time: the lists an unknown name's error shows, written once for the
+/// catalog, the presets and the budgets.
+macro_rules! names_of {
+    ($all:expr) => {{
+        let mut names = [""; $all.len()];
+        let mut i = 0;
+        while i < names.len() {
+            names[i] = $all[i].name();
+            i += 1;
+        }
+        names
+    }};
+}
+
 pub mod budget;
 pub mod clock;
 #[cfg(feature = "serde")]

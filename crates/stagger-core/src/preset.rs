@@ -166,15 +166,7 @@ impl Preset {
     }
 
     /// Every preset's name, as an unknown name's error lists them.
-    const NAMES: [&'static str; Self::ALL.len()] = {
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].name;
-            i += 1;
-        }
-        names
-    };
+    const NAMES: [&'static str; Self::ALL.len()] = names_of!(Self::ALL);
 
     /// The preset's name.
     #[must_use]

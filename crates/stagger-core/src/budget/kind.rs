@@ -78,15 +78,7 @@ impl BudgetKind {
     }
 
     /// Every budget's name, as an unknown name's error lists them.
-    const NAMES: [&'static str; Self::ALL.len()] = {
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].name();
-            i += 1;
-        }
-        names
-    };
+    const NAMES: [&'static str; Self::ALL.len()] = names_of!(Self::ALL);
 
     /// What it bounds, in one line.
     #[must_use]

@@ -91,15 +91,7 @@ impl PolicyKind {
     }
 
     /// Every catalog name, in catalog order, as an unknown name's error lists them.
-    const NAMES: [&'static str; Self::ALL.len()] = {
-        let mut names = [""; Self::ALL.len()];
-        let mut i = 0;
-        while i < names.len() {
-            names[i] = Self::ALL[i].name();
-            i += 1;
-        }
-        names
-    };
+    const NAMES: [&'static str; Self::ALL.len()] = names_of!(Self::ALL);
 
     /// The delay before retry `n`, as a formula. `v = min(cap, base * factor^(n-1))`.
     #[must_use]

@@ -71,6 +71,23 @@ pub(crate) struct Flying {
 }
 
 impl Request {
+    /// A request of source `source` driven by `run`, to host A if `to_down`, its answers drawn
+    /// from `answers` (with two hosts), before any attempt.
+    #[inline(always)]
+    pub(crate) fn new(run: Driven, source: u32, to_down: bool, answers: SeededRng) -> Self {
+        Self {
+            run,
+            source,
+            met: false,
+            not_before: 0,
+            told_at: 0,
+            sent: 0,
+            reached: false,
+            to_down,
+            answers,
+        }
+    }
+
     /// The innermost run in progress of a retried request: the one whose attempt comes next.
     #[inline]
     pub(crate) fn top(&mut self) -> Option<&mut Call> {

@@ -162,22 +162,15 @@ impl<'a> Loop<'a> {
                 self.settings,
                 now,
             )?;
-            let slot = self.requests.insert(Request {
-                run: Driven::Hedged(Box::new(HedgedRequest {
-                    call,
-                    flying: Vec::new(),
-                    wake: Some(now),
-                    used: Vec::new(),
-                })),
-                source: c,
-                met: false,
-                not_before: 0,
-                told_at: 0,
-                sent: 0,
-                reached: false,
-                to_down,
-                answers,
-            });
+            let hedged = Driven::Hedged(Box::new(HedgedRequest {
+                call,
+                flying: Vec::new(),
+                wake: Some(now),
+                used: Vec::new(),
+            }));
+            let slot = self
+                .requests
+                .insert(Request::new(hedged, c, to_down, answers));
             self.own(slot, parent);
             // The hedged request is asked what to do once the events queued for now are done.
             self.queue.push(now, Event::Wake(slot));
@@ -198,23 +191,14 @@ impl<'a> Loop<'a> {
                 if spread {
                     call = call.spread(source.policies.fork());
                 }
-                Request {
-                    run: Driven::Retried {
-                        call,
-                        inner: Vec::new(),
-                        pending: None,
-                        sent_at: 0,
-                        trip: 0,
-                    },
-                    source: c,
-                    met: false,
-                    not_before: 0,
-                    told_at: 0,
-                    sent: 0,
-                    reached: false,
-                    to_down,
-                    answers,
-                }
+                let retried = Driven::Retried {
+                    call,
+                    inner: Vec::new(),
+                    pending: None,
+                    sent_at: 0,
+                    trip: 0,
+                };
+                Request::new(retried, c, to_down, answers)
             },
         );
         self.own(slot, parent);
