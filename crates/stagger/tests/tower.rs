@@ -27,7 +27,7 @@ use hyper::body::{Frame, Incoming};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
-use stagger::budget::{Budget, Partitioned, TokenBucketBudget};
+use stagger::budget::{Budget, BudgetPerDestination, TokenBucketBudget};
 use stagger::clock::{Clock, MonotonicClock, Timestamp};
 use stagger::engine::{Nested, Spent, StopReason};
 use stagger::policy::{Constant, ExponentialFullJitter, Immediate, PolicyConfig};
@@ -963,7 +963,8 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
         server::check_a_shared_budget_is_spent(send(status_caller(layer.layer(client())))).await;
         // A bucket per host and port: the healthy host's request is retried, and served.
         let per_host = Arc::new(
-            Partitioned::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1)).unwrap(),
+            BudgetPerDestination::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1))
+                .unwrap(),
         );
         let layer = RetryLayer::new(policy)
             .unwrap()
