@@ -16,20 +16,23 @@
 //! destination that stops throttling is forgotten one server wait after its last slot. The set
 //! of destinations is bounded: a gate holds at most `capacity` of them and forgets the one idle
 //! longest to make room, so a flood of distinct hosts cannot grow its memory (the same bounded
-//! table as [`Partitioned`](crate::budget::Partitioned)'s).
+//! table as [`BudgetPerDestination`](crate::budget::BudgetPerDestination)'s).
 //!
 //! Time comes from the caller's `now`, as for a budget: a gate is deterministic under a manual
 //! clock and in the simulator. It binds to the timeline of the first run's clock
 //! ([`Gate::bind`]): a run whose clock is on another timeline is refused before its first
 //! attempt, rather than paced against times it cannot compare with its own.
 //!
-//! A run meets the gate through its budget: [`Gated`] puts a gate (and a destination's key) in
-//! front of any [`Budget`], and the engine asks it for a slot before each attempt
-//! ([`Run::ready`](crate::engine::Run::ready)), which it answers with a [`Slot`] (the type of
-//! [`Budget::slot`]), tells it of every server wait and success, and hands back a slot it will
-//! not use. The executors take one with `.gate(gate, key)`; the tower layer and the reqwest
-//! middleware key it by each request's host and port. The simulator's `throttle` workload
-//! measures it (`stagger simulate --workload throttle --gate`).
+//! A run meets the gate through its budget. Two types put a gate in front of budgets, one per
+//! request and one per layer: a [`GatedBudget`] is one request's budget behind the gate, under its
+//! destination's key, and a [`GatedPerDestination`] is what a layer serving many destinations
+//! holds, handing each request a [`GatedBudget`] under the request's own key (a [`PerDestination`],
+//! like every set of budgets by destination). The engine asks a [`GatedBudget`] for a slot before
+//! each attempt ([`Run::ready`](crate::engine::Run::ready)), which it answers with a [`Slot`] (the
+//! type of [`Budget::slot`]), tells it of every server wait and success, and hands back a slot it
+//! will not use. The executors take one with `.gate_to(gate, key)`; the tower layer and the reqwest
+//! middleware, with `.gate(gate)`, key it by each request's host and port. The simulator's
+//! `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -60,7 +63,7 @@ use std::time::Duration;
 /// When a call may be sent. It lives with [`Budget::slot`], which answers it; re-exported here,
 /// where the gate hands slots out.
 pub use crate::budget::Slot;
-use crate::budget::{Budget, ForDestination, Spent};
+use crate::budget::{Budget, PerDestination, Spent};
 use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -144,7 +147,7 @@ impl Gate {
     }
 
     /// Binds the gate to the timeline of the runs that use it: the first run's, for good.
-    /// The executors call it once per run through [`Budget::bind`] on [`Gated`]; a caller of
+    /// The executors call it once per run through [`Budget::bind`] on [`GatedBudget`]; a caller of
     /// [`slot`](Gate::slot) and the others directly passes times of one timeline itself.
     ///
     /// # Errors
@@ -310,7 +313,7 @@ impl Gate {
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use stagger_core::engine::{Ready, Run, Settings, Unlimited};
-/// use stagger_core::gate::{Gate, Gated};
+/// use stagger_core::gate::{Gate, GatedBudget};
 /// use stagger_core::policy::Immediate;
 /// use stagger_core::{PolicyConfig, SeededRng, Timestamp};
 ///
@@ -319,7 +322,7 @@ impl Gate {
 /// // One call to "api" is told to come back in a second...
 /// gate.throttled("api", t0, Duration::from_secs(1), true);
 /// // ...so another one waits for a slot before its first attempt.
-/// let budget = Gated::new(Unlimited, Arc::clone(&gate), "api");
+/// let budget = GatedBudget::new(Unlimited, Arc::clone(&gate), "api");
 /// let policy = Immediate::new().build(SeededRng::new(1))?;
 /// let mut run = Run::with_budget(policy, budget, Settings::new(), t0);
 /// assert_eq!(run.ready(t0), Ready::Wait(Duration::from_secs(1)));
@@ -329,15 +332,15 @@ impl Gate {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// A `Gated` budget belongs to one run: it remembers the slot it reserved for the run's next
-/// attempt, and hands it back if the run ends, or is dropped, before the attempt. Make one per
-/// call (the executors' `.gate(gate, key)` and the HTTP layers do, and [`Gating`] does for a
-/// layer); share the [`Gate`]. So that two runs cannot share one by mistake, it is neither
+/// A `GatedBudget` belongs to one run: it remembers the slot it reserved for the run's next
+/// attempt, and hands it back if the run ends, or is dropped, before the attempt. Make one per call
+/// (the executors' `.gate_to(gate, key)` and the HTTP layers do, and [`GatedPerDestination`] does
+/// for a layer); share the [`Gate`]. So that two runs cannot share one by mistake, it is neither
 /// `Clone` nor `Sync`.
 ///
 /// A slot handed back goes to the next caller only if no later slot was handed out since;
 /// otherwise it is a slot the destination does not get.
-pub struct Gated<B> {
+pub struct GatedBudget<B> {
     budget: B,
     gate: Arc<Gate>,
     key: Arc<str>,
@@ -357,7 +360,7 @@ struct Turn {
     in_turn: bool,
 }
 
-impl<B> Gated<B> {
+impl<B> GatedBudget<B> {
     /// `budget`, with the calls to `key` paced by `gate`.
     pub fn new(budget: B, gate: Arc<Gate>, key: impl Into<Arc<str>>) -> Self {
         Self {
@@ -391,23 +394,23 @@ impl<B> Gated<B> {
     }
 }
 
-impl<B> Drop for Gated<B> {
+impl<B> Drop for GatedBudget<B> {
     fn drop(&mut self) {
         // The run is gone before the attempt its slot was for.
         self.give_back();
     }
 }
 
-impl<B> fmt::Debug for Gated<B> {
+impl<B> fmt::Debug for GatedBudget<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Gated")
+        f.debug_struct("GatedBudget")
             .field("key", &self.key)
             .field("budget", &std::any::type_name::<B>())
             .finish_non_exhaustive()
     }
 }
 
-impl<B: Budget> Budget for Gated<B> {
+impl<B: Budget> Budget for GatedBudget<B> {
     #[inline]
     fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
         self.gate.bind(timeline)?;
@@ -479,28 +482,30 @@ impl<B: Budget> Budget for Gated<B> {
     }
 }
 
-/// A gate in front of the budgets `D` hands out, for a layer that serves many destinations:
-/// each request's budget is [`Gated`] by the one gate under the request's own key.
+/// A gate in front of the budgets `D` hands out, for a layer that serves many destinations: each
+/// request's budget is a [`GatedBudget`], behind the one gate under the request's own key. The
+/// per-layer counterpart of [`GatedBudget`], as
+/// [`BudgetPerDestination`](crate::budget::BudgetPerDestination) is of a budget.
 #[derive(Clone, Debug)]
-pub struct Gating<D> {
+pub struct GatedPerDestination<D> {
     gate: Arc<Gate>,
     budgets: D,
 }
 
-impl<D> Gating<D> {
+impl<D> GatedPerDestination<D> {
     /// The budgets of `budgets`, each behind `gate`.
     pub fn new(gate: Arc<Gate>, budgets: D) -> Self {
         Self { gate, budgets }
     }
 }
 
-impl<D: ForDestination> ForDestination for Gating<D> {
-    type Budget = Gated<D::Budget>;
+impl<D: PerDestination> PerDestination for GatedPerDestination<D> {
+    type Budget = GatedBudget<D::Budget>;
 
     fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget {
         let key = key();
         let budget = self.budgets.for_destination(|| Arc::clone(&key));
-        Gated::new(budget, Arc::clone(&self.gate), key)
+        GatedBudget::new(budget, Arc::clone(&self.gate), key)
     }
 }
 

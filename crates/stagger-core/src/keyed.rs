@@ -2,13 +2,13 @@
 //! budgets share.
 //!
 //! A [`Gate`](crate::gate::Gate) keeps each destination's pacing, and a
-//! [`Partitioned`](crate::budget::Partitioned) set each destination's budget. Both must stay
-//! bounded, so that a flood of distinct hosts cannot grow their memory: at most `capacity`
-//! destinations (1 to [`MAX_DESTINATIONS`](crate::limits::MAX_DESTINATIONS)). When the table
-//! is full, a new destination makes room by forgetting the entry used least recently among
-//! those that may be forgotten, or is refused if none may. The table asks its owner what
-//! "used" and "may be forgotten" mean (a gate forgets any destination, idle longest first; a
-//! partitioned set only a budget no run holds), so the bound and the eviction are written once.
+//! [`BudgetPerDestination`](crate::budget::BudgetPerDestination) set each destination's budget.
+//! Both must stay bounded, so that a flood of distinct hosts cannot grow their memory: at most
+//! `capacity` destinations (1 to [`MAX_DESTINATIONS`](crate::limits::MAX_DESTINATIONS)). When the
+//! table is full, a new destination makes room by forgetting the entry used least recently among
+//! those that may be forgotten, or is refused if none may. The table asks its owner what "used" and
+//! "may be forgotten" mean (a gate forgets any destination, idle longest first; a partitioned set
+//! only a budget no run holds), so the bound and the eviction are written once.
 //!
 //! The table holds no lock: each owner keeps it under its own mutex, together with whatever
 //! else that lock covers (the set's generator and lookup count), so that a call takes one lock

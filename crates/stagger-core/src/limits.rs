@@ -69,12 +69,12 @@ pub const GRPC_MAX_ATTEMPTS: u32 = 5;
 // ---------------------------------------------------------------------------------------------
 
 /// The most destinations a [`Gate`](crate::gate::Gate) or a set of budgets per destination
-/// ([`Partitioned`](crate::budget::Partitioned)) may hold: 65 536.
+/// ([`BudgetPerDestination`](crate::budget::BudgetPerDestination)) may hold: 65 536.
 ///
-/// Making room for a new destination scans the table under its lock, so the table is kept to
-/// what a scan costs little; a client with more destinations than this keeps the busiest.
-/// Checked by [`Gate::new`](crate::gate::Gate::new), `Partitioned::new` and a configuration
-/// file's `gate` and `budget_per_destination`.
+/// Making room for a new destination scans the table under its lock, so the table is kept to what a
+/// scan costs little; a client with more destinations than this keeps the busiest. Checked by
+/// [`Gate::new`](crate::gate::Gate::new), `BudgetPerDestination::new` and a configuration file's
+/// `gate` and `budget_per_destination`.
 pub const MAX_DESTINATIONS: usize = 1 << 16;
 
 /// What a number of destinations may be, as errors state it.

@@ -427,7 +427,7 @@ fn a_bad_hedge_delay_is_refused_with_its_name() {
 
 #[test]
 fn a_retry_spec_keeps_a_budget_per_destination_and_a_gate_when_asked() {
-    use stagger_core::budget::{Budget, ForDestination};
+    use stagger_core::budget::{Budget, PerDestination};
     use stagger_core::config::SpecBudget;
     let spec: RetrySpec = toml::from_str(
         "policy = \"constant\"\nbudget_per_destination = 8\ngate = 16\n[budget]\nbudget = \"aws-standard\"\ncapacity = 10",

@@ -475,7 +475,7 @@ fn a_hedging_policy_reads_from_yaml_too() {
 #[test]
 fn an_imported_hedging_policy_runs_in_the_engine() {
     use stagger_core::Timestamp;
-    use stagger_core::engine::{Answer, Hedge, Hedged, Run, Settings, StopReason};
+    use stagger_core::engine::{Answer, Hedge, HedgedRun, Run, Settings, StopReason};
     use stagger_core::policy::NoRetryPolicy;
 
     let config: ServiceConfig = serde_json::from_str(
@@ -488,7 +488,7 @@ fn an_imported_hedging_policy_runs_in_the_engine() {
     let (_, hedging, codes) = policies[0].clone();
     let ms = |n: u64| Timestamp::from_nanos(n * 1_000_000);
     let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
-    let mut hedged = Hedged::new(run, hedging, None);
+    let mut hedged = HedgedRun::new(run, hedging, None);
     assert!(matches!(hedged.next(ms(0)), Hedge::Send(a) if a.number == 1));
     assert_eq!(
         hedged.next(ms(0)),

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use stagger_core::budget::{Budget, BudgetConfig, Spent, TokenBucket};
 use stagger_core::engine::{
-    Answer, Hedge, Hedged, Hedging, MAX_HEDGED_ATTEMPTS, Run, Settings, StopReason,
+    Answer, Hedge, HedgedRun, Hedging, MAX_HEDGED_ATTEMPTS, Run, Settings, StopReason,
 };
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{Failure, Timestamp};
@@ -21,8 +21,8 @@ fn d(n: u64) -> Duration {
 fn hedged(
     settings: Settings,
     hedging: Hedging,
-) -> Hedged<NoRetryPolicy, stagger_core::budget::Unlimited> {
-    Hedged::new(Run::new(NoRetryPolicy, settings, ms(0)), hedging, None)
+) -> HedgedRun<NoRetryPolicy, stagger_core::budget::Unlimited> {
+    HedgedRun::new(Run::new(NoRetryPolicy, settings, ms(0)), hedging, None)
 }
 
 fn sent(next: Hedge) -> u32 {
@@ -250,7 +250,7 @@ fn an_operation_that_is_not_idempotent_is_never_in_flight_twice() {
 fn a_nested_run_makes_one_attempt() {
     let mut run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
     run.mark_nested();
-    let mut h = Hedged::new(run, Hedging::fixed(d(10), 3), None);
+    let mut h = HedgedRun::new(run, Hedging::fixed(d(10), 3), None);
     sent(h.next(ms(0)));
     assert_eq!(h.next(ms(100)), Hedge::Idle);
     let Answer::Stop(stopped) = h.answered(1, ms(101), Err(Failure::Retryable)) else {
@@ -263,7 +263,7 @@ fn a_nested_run_makes_one_attempt() {
 fn the_budget_pays_for_every_hedge_sent_and_may_refuse_them() {
     let budget = Counting::granting(1);
     let run = Run::with_budget(NoRetryPolicy, &budget, Settings::new(), ms(0));
-    let mut h = Hedged::new(run, Hedging::fixed(d(10), 4), None);
+    let mut h = HedgedRun::new(run, Hedging::fixed(d(10), 4), None);
     sent(h.next(ms(0)));
     sent(h.next(ms(10)));
     assert_eq!(budget.granted.get(), 1);
@@ -284,7 +284,7 @@ fn the_budget_pays_for_every_hedge_sent_and_may_refuse_them() {
     // With no attempt in flight, a refusal ends the run.
     let budget = Counting::granting(0);
     let run = Run::with_budget(NoRetryPolicy, &budget, Settings::new(), ms(0));
-    let mut h = Hedged::new(run, Hedging::fixed(d(10), 4), None);
+    let mut h = HedgedRun::new(run, Hedging::fixed(d(10), 4), None);
     sent(h.next(ms(0)));
     assert_eq!(h.answered(1, ms(1), Err(Failure::Retryable)), Answer::Lost);
     let Hedge::Stop(stopped) = h.next(ms(1)) else {
@@ -305,7 +305,7 @@ fn a_token_bucket_bounds_the_hedges_of_a_fleet() {
     let mut hedges = 0;
     for i in 0..10 {
         let run = Run::with_budget(NoRetryPolicy, &bucket, Settings::new(), ms(i));
-        let mut h = Hedged::new(run, Hedging::fixed(Duration::ZERO, 3), None);
+        let mut h = HedgedRun::new(run, Hedging::fixed(Duration::ZERO, 3), None);
         loop {
             match h.next(ms(i)) {
                 Hedge::Send(a) if a.number > 1 => hedges += 1,
@@ -328,7 +328,7 @@ fn a_zero_delay_sends_every_attempt_at_once() {
 #[test]
 fn a_quantile_delay_waits_for_a_measurement() {
     let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
-    let mut h = Hedged::new(run, Hedging::quantile(9500, 2), None);
+    let mut h = HedgedRun::new(run, Hedging::quantile(9500, 2), None);
     sent(h.next(ms(0)));
     // No estimate yet: no hedge on a timer, but a failure still sends the next attempt.
     assert_eq!(h.next(ms(10_000)), Hedge::Idle);
@@ -338,7 +338,7 @@ fn a_quantile_delay_waits_for_a_measurement() {
     );
     assert_eq!(sent(h.next(ms(10_001))), 2);
     let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
-    let mut h = Hedged::new(run, Hedging::quantile(9500, 2), Some(d(7)));
+    let mut h = HedgedRun::new(run, Hedging::quantile(9500, 2), Some(d(7)));
     sent(h.next(ms(0)));
     assert_eq!(h.next(ms(0)), Hedge::Wait(d(7)));
 }

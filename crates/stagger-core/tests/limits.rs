@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use stagger_core::budget::{Breaker, GrpcThrottle, Partitioned, Ratio, TokenBucket};
+use stagger_core::budget::{Breaker, BudgetPerDestination, GrpcThrottle, Ratio, TokenBucket};
 use stagger_core::config::grpc::{MAX_ATTEMPTS_LIMIT, ServiceConfig};
 use stagger_core::config::{BudgetSpec, RetrySpec};
 use stagger_core::engine::{HedgeDelay, Hedging};
@@ -162,7 +162,7 @@ fn the_most_hedged_attempts_are_ten_for_the_builder_the_file_and_grpc() {
 fn the_most_destinations_are_65536_for_the_builders_and_the_file() {
     assert_eq!(MAX_DESTINATIONS, 65_536);
     assert_eq!(Gate::MAX_CAPACITY, MAX_DESTINATIONS);
-    assert_eq!(Partitioned::<()>::MAX_CAPACITY, MAX_DESTINATIONS);
+    assert_eq!(BudgetPerDestination::<()>::MAX_CAPACITY, MAX_DESTINATIONS);
     let allowed = "between 1 and 65536 destinations";
 
     assert!(Gate::new(MAX_DESTINATIONS).is_ok());
@@ -172,8 +172,8 @@ fn the_most_destinations_are_65536_for_the_builders_and_the_file() {
         format!("capacity must be {allowed}, got 65537")
     );
     let bucket = TokenBucket::AWS_STANDARD;
-    assert!(Partitioned::new(bucket, MAX_DESTINATIONS, SeededRng::new(1)).is_ok());
-    assert!(Partitioned::new(bucket, MAX_DESTINATIONS + 1, SeededRng::new(1)).is_err());
+    assert!(BudgetPerDestination::new(bucket, MAX_DESTINATIONS, SeededRng::new(1)).is_ok());
+    assert!(BudgetPerDestination::new(bucket, MAX_DESTINATIONS + 1, SeededRng::new(1)).is_err());
 
     for field in ["gate", "budget_per_destination"] {
         let file = |n: usize| {

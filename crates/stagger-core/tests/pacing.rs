@@ -1,4 +1,4 @@
-//! A gate in the engine: a run with a [`Gated`] budget asks for one slot per attempt, waits
+//! A gate in the engine: a run with a [`GatedBudget`] asks for one slot per attempt, waits
 //! for it, gives up at once when it comes too late, hands back a slot (and a grant) it will not
 //! use, counts the wait, and passes on no server wait longer than it honours.
 
@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use stagger_core::budget::{Budget, TokenBucket, TokenBucketBudget};
 use stagger_core::engine::{Dispersal, Ready, Run, Settings, StopReason, Unlimited};
-use stagger_core::gate::{Gate, Gated, Slot};
+use stagger_core::gate::{Gate, GatedBudget, Slot};
 use stagger_core::policy::Immediate;
 use stagger_core::{Failure, PolicyConfig, SeededRng, Timestamp};
 
@@ -22,7 +22,7 @@ fn gated_run<B: Budget>(
     budget: B,
     settings: Settings,
     now: Timestamp,
-) -> Run<impl stagger_core::Policy, Gated<B>> {
+) -> Run<impl stagger_core::Policy, GatedBudget<B>> {
     let policy = Immediate::new()
         .with_max_attempts(4)
         .build(SeededRng::new(1))
@@ -30,7 +30,7 @@ fn gated_run<B: Budget>(
     let settings = settings.with_dispersal(Dispersal::Floor);
     Run::with_budget(
         policy,
-        Gated::new(budget, Arc::clone(gate), "api"),
+        GatedBudget::new(budget, Arc::clone(gate), "api"),
         settings,
         now,
     )

@@ -7,7 +7,7 @@ use stagger_core::Clock;
 use std::sync::Arc;
 
 #[cfg(feature = "tower")]
-use stagger_core::budget::ForDestination;
+use stagger_core::budget::PerDestination;
 use stagger_core::engine::{Budget, Unlimited};
 
 use crate::classify::{ByKind, Classifier, ClassifyOk};
@@ -117,14 +117,14 @@ impl<C, V, S, K, B, N> Hooks<C, V, S, K, B, N> {
 }
 
 /// The hooks of one request of a layer whose hooks are `H`: the same parts, with the budget
-/// for the request's destination ([`ForDestination`]).
+/// for the request's destination ([`PerDestination`]).
 #[cfg(feature = "tower")]
 pub(crate) type PerRequest<H> = Hooks<
     <H as HookSet>::Classifier,
     <H as HookSet>::Ok,
     <H as HookSet>::Sleeper,
     <H as HookSet>::Clock,
-    <<H as HookSet>::Budget as ForDestination>::Budget,
+    <<H as HookSet>::Budget as PerDestination>::Budget,
     <H as HookSet>::Notify,
 >;
 
@@ -134,7 +134,7 @@ pub(crate) type PerRequest<H> = Hooks<
 pub(crate) fn per_request<H>(hooks: &H, key: impl FnOnce() -> Arc<str>) -> PerRequest<H>
 where
     H: HookSet + Clone,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
 {
     let hooks = hooks.clone().into_parts();
     let budget = hooks.budget.for_destination(key);

@@ -247,14 +247,14 @@ pub fn request_is_idempotent<B>(request: &Request<B>) -> bool {
     is_idempotent(request.method(), request.headers())
 }
 
-/// The destination a request goes to, as the key of a [`Gate`](stagger_core::gate::Gate) or
-/// a [`Partitioned`](stagger_core::budget::Partitioned) budget: its host, in lower case and
-/// without a final dot, and its port (the scheme's default if none is given), without the user
-/// name or password. A request whose URI has no authority is keyed by its `Host` header (port
-/// 80 if it names none: a relative URI does not say whether the connection is TLS), and one
-/// with neither by the empty key, which all such requests share. The host is taken as written:
-/// names are not resolved, nor IP addresses put in one form, so two spellings of one host are
-/// two destinations.
+/// The destination a request goes to, as the key of a [`Gate`](stagger_core::gate::Gate) or a
+/// [`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination) budget: its host, in lower
+/// case and without a final dot, and its port (the scheme's default if none is given), without the
+/// user name or password. A request whose URI has no authority is keyed by its `Host` header (port
+/// 80 if it names none: a relative URI does not say whether the connection is TLS), and one with
+/// neither by the empty key, which all such requests share. The host is taken as written: names are
+/// not resolved, nor IP addresses put in one form, so two spellings of one host are two
+/// destinations.
 ///
 /// ```
 /// use http::Request;

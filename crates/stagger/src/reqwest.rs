@@ -27,7 +27,7 @@
 //!   to have had no effect (a refused connection, a 408 or a 429), never after a 503.
 //! - **A shared budget** ([`budget`](RetryMiddleware::budget)) is asked before every retry, or
 //!   one budget per host and port
-//!   (`Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>`).
+//!   (`Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`).
 //! - **A gate per destination** ([`gate`](RetryMiddleware::gate)): once a server tells a request
 //!   to wait, the other requests to the same host and port wait for paced slots of their own.
 //! - **Ownership of recovery:** a request sent inside another stagger executor's attempt makes
@@ -128,11 +128,11 @@ use http::Extensions;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 use reqwest_middleware::{Error, Middleware, Next, Result};
-use stagger_core::budget::{ForDestination, Unlimited};
+use stagger_core::budget::{PerDestination, Unlimited};
 #[cfg(feature = "serde")]
-use stagger_core::config::Budgets;
+use stagger_core::config::SpecPerDestination;
 use stagger_core::engine::{Attempt, Hedging, Nested, Settings, StopReason};
-use stagger_core::gate::{Gate, Gating};
+use stagger_core::gate::{Gate, GatedPerDestination};
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
@@ -187,7 +187,8 @@ pub type MiddlewareHooks = Hooks<ByTransport, HttpClassifier, TokioSleeper, Toki
 /// The hooks of a middleware built from a configuration file: the defaults, with the file's
 /// budget, if it names one.
 #[cfg(feature = "serde")]
-pub type SpecHooks = Hooks<ByTransport, HttpClassifier, TokioSleeper, TokioClock, Budgets>;
+pub type SpecHooks =
+    Hooks<ByTransport, HttpClassifier, TokioSleeper, TokioClock, SpecPerDestination>;
 
 /// A reqwest-middleware [`Middleware`] that retries each request with the engine; see the
 /// [module docs](self).
@@ -333,9 +334,10 @@ impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
     }
 
     /// Asks `budget` before every retry and tells it every outcome, across all requests: any
-    /// [`ForDestination`]. Pass an `Arc` of one budget to share it, or an
-    /// `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>` to give each host and port a
-    /// budget of its own, so that one host's outage cannot spend the retries of another.
+    /// [`PerDestination`]. Pass an `Arc` of one budget to share it, or an
+    /// `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>` to give each
+    /// host and port a budget of its own, so that one host's outage cannot spend the retries of
+    /// another.
     #[must_use]
     pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, Hooks<C, V, S, K, B2, N>> {
         self.with_setup(|setup| setup.budget(budget))
@@ -344,10 +346,15 @@ impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
     /// Paces the requests to each host and port through `gate`: once a server tells any
     /// request to it to wait, every other request to it waits for a paced slot of its own,
     /// first attempts included, and gives up at once if that slot would come after its
-    /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
+    /// deadline. Set the budget first: it stays behind the gate, each request's a
+    /// [`GatedBudget`](stagger_core::gate::GatedBudget) under its own key. See [`Gate`]. (An
+    /// executor, which calls one destination, names its key: `Retry::gate_to(gate, key)`.)
     #[must_use]
     #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
-    pub fn gate(self, gate: Arc<Gate>) -> RetryMiddleware<P, Hooks<C, V, S, K, Gating<B>, N>> {
+    pub fn gate(
+        self,
+        gate: Arc<Gate>,
+    ) -> RetryMiddleware<P, Hooks<C, V, S, K, GatedPerDestination<B>, N>> {
         self.with_setup(|setup| setup.gate_per_destination(gate))
     }
 
@@ -414,7 +421,7 @@ impl<P, W, B, N> Middleware
 where
     P: PolicyConfig + Send + Sync + 'static,
     P::Policy<SeededRng>: Send,
-    B: ForDestination + Send + Sync + 'static,
+    B: PerDestination + Send + Sync + 'static,
     B::Budget: Send,
     N: Notify<Response, Error> + Clone + Send + Sync + 'static,
     W: WallClock + Send + Sync + 'static,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stagger_core::engine::{Attempt, Nested, Settings};
-use stagger_core::gate::{Gate, Gated};
+use stagger_core::gate::{Gate, GatedBudget};
 
 use stagger_core::{Failure, IntoPolicy, SeededRng, Timestamp};
 
@@ -341,14 +341,18 @@ impl<O: Operation, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, B, N>> {
     /// Paces the calls to one destination, named by `key`, through `gate`, shared (an `Arc`)
     /// by every call to it: once a server tells any of them to wait, every other call to it,
     /// first attempts included, waits for a paced slot of its own, and gives up at once if that
-    /// slot would come after its deadline. The budget set so far stays behind the gate; set it
-    /// before this. See [`Gate`](stagger_core::gate::Gate).
+    /// slot would come after its deadline. The budget set so far stays behind the gate (a
+    /// [`GatedBudget`]); set it before this. See [`Gate`](stagger_core::gate::Gate).
+    ///
+    /// `gate_to`, not `gate`: a run goes to the one destination its caller names. The tower
+    /// layer's and the reqwest middleware's `gate(gate)` take no key, and key each request by
+    /// its own host and port.
     #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
-    pub fn gate(
+    pub fn gate_to(
         self,
         gate: Arc<Gate>,
         key: impl Into<Arc<str>>,
-    ) -> Retry<O, P, Hooks<C, V, S, K, Gated<B>, N>> {
+    ) -> Retry<O, P, Hooks<C, V, S, K, GatedBudget<B>, N>> {
         self.with_setup(|setup| setup.gate_to(gate, key.into()))
     }
 

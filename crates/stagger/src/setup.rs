@@ -13,8 +13,8 @@ use std::time::Duration;
 use stagger_core::Timestamp;
 use stagger_core::engine::{Nested, Settings};
 #[cfg(any(feature = "tower", feature = "reqwest"))]
-use stagger_core::gate::Gating;
-use stagger_core::gate::{Gate, Gated};
+use stagger_core::gate::GatedPerDestination;
+use stagger_core::gate::{Gate, GatedBudget};
 
 use crate::hooks::Hooks;
 
@@ -116,8 +116,8 @@ impl<C, V, S, K, B, N> Setup<Hooks<C, V, S, K, B, N>> {
         self,
         gate: Arc<Gate>,
         key: Arc<str>,
-    ) -> Setup<Hooks<C, V, S, K, Gated<B>, N>> {
-        self.map_hooks(|hooks| hooks.map_budget(|budget| Gated::new(budget, gate, key)))
+    ) -> Setup<Hooks<C, V, S, K, GatedBudget<B>, N>> {
+        self.map_hooks(|hooks| hooks.map_budget(|budget| GatedBudget::new(budget, gate, key)))
     }
 
     /// The budget set so far behind `gate`, keyed by each request's destination.
@@ -125,8 +125,8 @@ impl<C, V, S, K, B, N> Setup<Hooks<C, V, S, K, B, N>> {
     pub(crate) fn gate_per_destination(
         self,
         gate: Arc<Gate>,
-    ) -> Setup<Hooks<C, V, S, K, Gating<B>, N>> {
-        self.map_hooks(|hooks| hooks.map_budget(|budget| Gating::new(gate, budget)))
+    ) -> Setup<Hooks<C, V, S, K, GatedPerDestination<B>, N>> {
+        self.map_hooks(|hooks| hooks.map_budget(|budget| GatedPerDestination::new(gate, budget)))
     }
 }
 
@@ -145,7 +145,7 @@ pub(crate) fn from_spec<C, V, S, K>(
 ) -> Result<
     (
         stagger_core::AnyConfig,
-        Setup<Hooks<C, V, S, K, stagger_core::config::Budgets>>,
+        Setup<Hooks<C, V, S, K, stagger_core::config::SpecPerDestination>>,
     ),
     stagger_core::ConfigError,
 > {

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
-use stagger::budget::{Budget, Partitioned, TokenBucket, TokenBucketBudget};
+use stagger::budget::{Budget, BudgetPerDestination, TokenBucket, TokenBucketBudget};
 use stagger::clock::{MonotonicClock, Timestamp};
 use stagger::engine::{Attempt, Spent, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate, PolicyConfig};
@@ -660,7 +660,8 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
         server::check_a_shared_budget_is_spent(send(client_shared)).await;
         // A bucket per host and port: the healthy host's request is retried, and served.
         let per_host = Arc::new(
-            Partitioned::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1)).unwrap(),
+            BudgetPerDestination::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1))
+                .unwrap(),
         );
         let middleware = RetryMiddleware::new(policy)
             .unwrap()

@@ -21,7 +21,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Error as ClientError;
 use stagger::RetryError;
-use stagger::budget::{Partitioned, TokenBucketBudget};
+use stagger::budget::{BudgetPerDestination, TokenBucketBudget};
 use stagger::clock::{Clock, Timestamp};
 use stagger::policy::Immediate;
 use stagger::tower::{RetryBody, RetryLayer};
@@ -90,7 +90,8 @@ async fn one_hosts_outage_does_not_spend_another_hosts_retries_with_a_budget_per
         server::check_a_shared_budget_is_spent(send(status_caller(layer.layer(client())))).await;
         // A bucket per host and port: the healthy host's request is retried, and served.
         let per_host = Arc::new(
-            Partitioned::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1)).unwrap(),
+            BudgetPerDestination::new(server::two_retries(), 64, stagger::rng::SeededRng::new(1))
+                .unwrap(),
         );
         let layer = RetryLayer::new(policy)
             .unwrap()

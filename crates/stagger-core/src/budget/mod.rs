@@ -20,14 +20,15 @@
 //! simulator. A budget that keeps times binds to the timeline of the first run's clock
 //! ([`Budget::bind`]), so that runs on clocks that disagree cannot share it by accident.
 //!
-//! A budget may also pace attempts ([`Budget::slot`]), as a [`Gated`](crate::gate::Gated)
-//! budget does: the [`Slot`] it answers with is defined here, with the trait, so that the
-//! budgets depend on no pacer.
+//! A budget may also pace attempts ([`Budget::slot`]), as a
+//! [`GatedBudget`](crate::gate::GatedBudget) does: the [`Slot`] it answers with is defined here,
+//! with the trait, so that the budgets depend on no pacer. Budgets by destination, for a layer
+//! that serves many, are in [`per_destination`].
 
 pub mod breaker;
 pub mod grpc_throttle;
 mod kind;
-pub mod partitioned;
+pub mod per_destination;
 pub mod ratio;
 pub mod sre_adaptive;
 pub mod token_bucket;
@@ -36,7 +37,7 @@ mod window;
 pub use breaker::{Breaker, BreakerBudget};
 pub use grpc_throttle::{GrpcThrottle, GrpcThrottleBudget};
 pub use kind::{AnyBudget, AnyBudgetConfig, BudgetKind};
-pub use partitioned::Partitioned;
+pub use per_destination::{BudgetPerDestination, PerDestination};
 pub use ratio::{Ratio, RatioBudget};
 pub use sre_adaptive::{SreAdaptive, SreAdaptiveBudget};
 pub use token_bucket::{TokenBucket, TokenBucketBudget};
@@ -198,9 +199,9 @@ pub trait Budget {
         let _ = (now, failure);
     }
 
-    /// The server asked at `now` for no call before `wait` has passed (a 429 or 503 with a
-    /// wait; `wait` is capped at the longest wait the run honours). A budget that paces the
-    /// calls to a destination ([`Gated`](crate::gate::Gated)) learns from it; the default does
+    /// The server asked at `now` for no call before `wait` has passed (a 429 or 503 with a wait;
+    /// `wait` is capped at the longest wait the run honours). A budget that paces the calls to a
+    /// destination ([`GatedBudget`](crate::gate::GatedBudget)) learns from it; the default does
     /// nothing.
     fn server_wait(&self, now: Timestamp, wait: Duration) {
         let _ = (now, wait);
@@ -370,29 +371,3 @@ macro_rules! forward_budget {
 }
 
 forward_budget!(&B, Arc<B>, Box<B>, std::rc::Rc<B>);
-
-/// Budgets by destination: what a layer serving many destinations (the tower layer, the
-/// reqwest middleware) holds, and asks for each request's budget by the request's key (its host
-/// and port).
-///
-/// Every budget that can be cloned is one, the same for every destination: an `Arc` of one
-/// budget is shared by all of them, as before. An `Arc<`[`Partitioned`]`>` gives each
-/// destination a budget of its own, so that one host's outage cannot drain another's retries;
-/// a [`Gating`](crate::gate::Gating) puts a gate in front of either.
-pub trait ForDestination {
-    /// The budget of one request.
-    type Budget: Budget;
-
-    /// The budget for a request to the destination `key` names. `key` is called at most once,
-    /// and not at all by budgets that are the same everywhere.
-    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget;
-}
-
-impl<B: Budget + Clone> ForDestination for B {
-    type Budget = B;
-
-    #[inline]
-    fn for_destination(&self, _key: impl FnOnce() -> Arc<str>) -> B {
-        self.clone()
-    }
-}

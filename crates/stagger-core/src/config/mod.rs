@@ -64,4 +64,4 @@ pub use budget::{
     BreakerSpec, BudgetSpec, GrpcThrottleSpec, RatioSpec, SreAdaptiveSpec, TokenBucketSpec,
 };
 pub use policy::{PolicySource, PolicySpec};
-pub use retry::{Budgets, RetrySpec, SpecBudget};
+pub use retry::{RetrySpec, SpecBudget, SpecPerDestination};

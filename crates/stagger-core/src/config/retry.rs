@@ -1,4 +1,10 @@
-//! [`RetrySpec`]: an executor's settings as a configuration file describes them.
+//! [`RetrySpec`]: an executor's settings as a configuration file describes them, and
+//! [`SpecPerDestination`], the budgets by destination it builds for a layer.
+//!
+//! A file names a policy, a budget and the run's options in one table, so that one file
+//! configures every front end alike. A layer serving many destinations takes the file's
+//! budgets as a [`SpecPerDestination`] (one of the [`PerDestination`] family), which hands each
+//! request its [`SpecBudget`].
 
 use std::fmt;
 use std::time::Duration;
@@ -12,12 +18,12 @@ use super::policy::PolicySpecRepr;
 use super::{BudgetSpec, PolicySpec, wire};
 use std::sync::Arc;
 
-use crate::budget::{AnyBudget, Budget, ForDestination, Partitioned, Slot, Spent};
+use crate::budget::{AnyBudget, Budget, BudgetPerDestination, PerDestination, Slot, Spent};
 use crate::clock::{Timeline, Timestamp};
 use crate::engine::{Dispersal, HedgeDelay, Hedging, Nested, Settings};
 use crate::error::ConfigError;
 use crate::failure::Failure;
-use crate::gate::{Gate, Gated};
+use crate::gate::{Gate, GatedBudget};
 use crate::policy::AnyConfig;
 use crate::rng::SeededRng;
 
@@ -37,7 +43,7 @@ use crate::rng::SeededRng;
 /// | `nested` | `"single-attempt"` or `"retry"` ([`Nested`]) | `"single-attempt"` |
 /// | `server_wait_dispersal` | `"floor"`, `"policy-above"` or `"uniform-asked"` ([`Dispersal`]) | `"uniform-asked"` |
 /// | `hedging` | hedge the calls ([`Hedging`]; [`to_hedging`](RetrySpec::to_hedging)): a table of `max_attempts` (1 to 10, the first attempt included) and `delay`, a duration of at most a day or a latency percentile (`"p95"`, `"p99.9"`), both required | no hedging |
-/// | `budget_per_destination` | keep one `budget` per destination, for up to this many (1 to 65536; [`Partitioned`]) | one budget for all |
+/// | `budget_per_destination` | keep one `budget` per destination, for up to this many (1 to 65536; [`BudgetPerDestination`]) | one budget for all |
 /// | `gate` | pace the calls to each destination through a [`Gate`] of this many destinations (1 to 65536) | no gate |
 ///
 /// The last two need to know where each call goes: the tower layer and the reqwest middleware
@@ -163,10 +169,10 @@ impl RetrySpec {
 
     /// The budgets by destination the file describes: its budget, shared or one per
     /// destination (`budget_per_destination`), behind a gate if it asks for one (`gate`).
-    /// What a layer serving many destinations holds; see [`Budgets`].
+    /// What a layer serving many destinations holds; see [`SpecPerDestination`].
     ///
     /// ```
-    /// use stagger_core::budget::ForDestination;
+    /// use stagger_core::budget::PerDestination;
     /// use stagger_core::config::RetrySpec;
     /// use stagger_core::engine::Budget;
     /// use stagger_core::SeededRng;
@@ -185,20 +191,22 @@ impl RetrySpec {
     /// # Errors
     ///
     /// A [`ConfigError`] naming the field.
-    pub fn to_budgets(&self, rng: SeededRng) -> Result<Budgets, ConfigError> {
+    pub fn to_budgets(&self, rng: SeededRng) -> Result<SpecPerDestination, ConfigError> {
         self.validate()?;
         let gate = self
             .gate
             .map(|capacity| Gate::new(capacity as usize).map(Arc::new))
             .transpose()?;
         let budgets = match (self.budget, self.budget_per_destination) {
-            (None, _) => ByDestination::Shared(None),
-            (Some(budget), None) => ByDestination::Shared(Some(Arc::new(budget.to_budget(rng)?))),
-            (Some(budget), Some(capacity)) => ByDestination::Partitioned(Arc::new(
-                Partitioned::with(capacity as usize, rng, move |rng| budget.to_budget(rng))?,
+            (None, _) => Sharing::Shared(None),
+            (Some(budget), None) => Sharing::Shared(Some(Arc::new(budget.to_budget(rng)?))),
+            (Some(budget), Some(capacity)) => Sharing::PerDestination(Arc::new(
+                BudgetPerDestination::with(capacity as usize, rng, move |rng| {
+                    budget.to_budget(rng)
+                })?,
             )),
         };
-        Ok(Budgets { budgets, gate })
+        Ok(SpecPerDestination { budgets, gate })
     }
 
     /// How the calls are hedged, if the file says they are (its `[hedging]` table).
@@ -626,44 +634,45 @@ fn fixed<'de, D: Deserializer<'de>>(d: D) -> Result<HedgeDelay, D::Error> {
 /// and a gate in front if the file asks for one. What the tower layer and the reqwest
 /// middleware hold when built from a file.
 #[derive(Clone, Debug)]
-pub struct Budgets {
-    budgets: ByDestination,
+pub struct SpecPerDestination {
+    budgets: Sharing,
     gate: Option<Arc<Gate>>,
 }
 
+/// How the file's budget is kept: one shared by every destination, or one per destination.
 #[derive(Clone, Debug)]
-enum ByDestination {
+enum Sharing {
     Shared(Option<Arc<AnyBudget>>),
-    Partitioned(Arc<Partitioned<AnyBudget>>),
+    PerDestination(Arc<BudgetPerDestination<AnyBudget>>),
 }
 
-impl ForDestination for Budgets {
+impl PerDestination for SpecPerDestination {
     type Budget = SpecBudget;
 
     fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> SpecBudget {
         let (budget, key) = match (&self.budgets, &self.gate) {
-            (ByDestination::Shared(shared), None) => return SpecBudget::Plain(shared.clone()),
-            (ByDestination::Shared(shared), Some(_)) => (shared.clone(), key()),
-            (ByDestination::Partitioned(parts), _) => {
+            (Sharing::Shared(shared), None) => return SpecBudget::Plain(shared.clone()),
+            (Sharing::Shared(shared), Some(_)) => (shared.clone(), key()),
+            (Sharing::PerDestination(parts), _) => {
                 let key = key();
                 (Some(parts.for_key(&key)), key)
             }
         };
         match &self.gate {
-            Some(gate) => SpecBudget::Gated(Gated::new(budget, Arc::clone(gate), key)),
+            Some(gate) => SpecBudget::Gated(GatedBudget::new(budget, Arc::clone(gate), key)),
             None => SpecBudget::Plain(budget),
         }
     }
 }
 
-/// One request's budget from a configuration file's [`Budgets`]: its destination's budget (or
-/// none), behind the gate if the file has one.
+/// One request's budget from a configuration file's [`SpecPerDestination`]: its destination's
+/// budget (or none), behind the gate if the file has one.
 #[derive(Debug)]
 pub enum SpecBudget {
     /// No gate.
     Plain(Option<Arc<AnyBudget>>),
     /// Behind the file's gate.
-    Gated(Gated<Option<Arc<AnyBudget>>>),
+    Gated(GatedBudget<Option<Arc<AnyBudget>>>),
 }
 
 /// Calls `$method` on whichever budget `$self` holds.

@@ -1,5 +1,9 @@
 //! Hedged requests: [`Hedging`], how a run sends more attempts while earlier ones are still in
-//! flight, and [`Hedged`], the sans-IO state of such a run.
+//! flight, and [`HedgedRun`], the sans-IO state of such a run.
+//!
+//! The names pair up as the facade's do: a [`Run`] retries and a [`HedgedRun`] hedges (a run
+//! and its [`Hedger`]), as the facade's `Retry` builder has its `HedgedRetry`. A driver that
+//! keeps its run elsewhere uses the [`Hedger`] alone.
 
 use std::fmt;
 use std::time::Duration;
@@ -220,7 +224,7 @@ impl Hedging {
     }
 }
 
-/// What a hedged run does next: [`Hedged::next`].
+/// What a hedged run does next: [`HedgedRun::next`].
 #[derive(Clone, Debug, PartialEq)]
 #[must_use]
 pub enum Hedge {
@@ -234,20 +238,20 @@ pub enum Hedge {
     Stop(Stopped),
 }
 
-/// What an answer means for a hedged run: [`Hedged::answered`].
+/// What an answer means for a hedged run: [`HedgedRun::answered`].
 #[derive(Clone, Debug, PartialEq)]
 #[must_use]
 pub enum Answer {
     /// It won: cancel every other attempt in flight and return its result.
     Won(Summary),
-    /// It failed, and the run goes on: ask [`Hedged::next`].
+    /// It failed, and the run goes on: ask [`HedgedRun::next`].
     Lost,
     /// The run is over: cancel every attempt still in flight.
     Stop(Stopped),
 }
 
 /// The hedging state of a run, beside the [`Run`] it hedges: when the next attempt goes out
-/// while others are in flight. [`Hedged`] holds the two together; a driver that keeps its run
+/// while others are in flight. [`HedgedRun`] holds the two together; a driver that keeps its run
 /// elsewhere (the `stagger` crate's executor) passes it to each call.
 #[derive(Clone, Debug)]
 pub struct Hedger {
@@ -534,24 +538,24 @@ impl Hedger {
 }
 
 /// A run that hedges: the [`Run`] it wraps decides the deadline, the budget, the pacing and the
-/// summary, as for a retried run; `Hedged` decides when the next attempt goes out while others
+/// summary, as for a retried run; `HedgedRun` decides when the next attempt goes out while others
 /// are in flight ([`Hedging`]).
 ///
-/// The driver loops: [`next`](Hedged::next) says to send an attempt, to wait (until a time, or
+/// The driver loops: [`next`](HedgedRun::next) says to send an attempt, to wait (until a time, or
 /// an answer) or that the run is over; each attempt's answer goes to
-/// [`answered`](Hedged::answered) with the attempt's number, and an attempt cut short at its
+/// [`answered`](HedgedRun::answered) with the attempt's number, and an attempt cut short at its
 /// own timeout answers [`Failure::Timeout`]. When the run is over, the driver cancels (drops)
 /// what is still in flight. Those attempts were sent, so the budget keeps what they cost.
 ///
 /// ```
 /// use std::time::Duration;
-/// use stagger_core::engine::{Answer, Hedge, Hedged, Hedging, Run, Settings};
+/// use stagger_core::engine::{Answer, Hedge, HedgedRun, Hedging, Run, Settings};
 /// use stagger_core::policy::NoRetryPolicy;
 /// use stagger_core::Timestamp;
 ///
 /// let ms = |n: u64| Timestamp::from_nanos(n * 1_000_000);
 /// let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
-/// let mut hedged = Hedged::new(run, Hedging::fixed(Duration::from_millis(10), 2), None);
+/// let mut hedged = HedgedRun::new(run, Hedging::fixed(Duration::from_millis(10), 2), None);
 /// let Hedge::Send(first) = hedged.next(ms(0)) else { panic!("the first attempt") };
 /// assert_eq!(hedged.next(ms(0)), Hedge::Wait(Duration::from_millis(10)));
 /// let Hedge::Send(second) = hedged.next(ms(10)) else { panic!("a hedge") };
@@ -562,12 +566,12 @@ impl Hedger {
 /// assert_eq!(summary.attempts, 2);
 /// ```
 #[derive(Debug)]
-pub struct Hedged<P, B> {
+pub struct HedgedRun<P, B> {
     run: Run<P, B>,
     hedger: Hedger,
 }
 
-impl<P: Policy, B: Budget> Hedged<P, B> {
+impl<P: Policy, B: Budget> HedgedRun<P, B> {
     /// Hedges `run` by `hedging`; see [`Hedger::new`] for `measured`.
     pub fn new(run: Run<P, B>, hedging: Hedging, measured: Option<Duration>) -> Self {
         let hedger = Hedger::new(&run, hedging, measured);
@@ -607,7 +611,7 @@ impl<P: Policy, B: Budget> Hedged<P, B> {
     }
 }
 
-/// The bit of attempt `number` in [`Hedged::flying`].
+/// The bit of attempt `number` in [`HedgedRun::flying`].
 fn bit(number: u32) -> Option<u32> {
     number
         .checked_sub(1)

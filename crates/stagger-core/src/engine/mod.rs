@@ -70,7 +70,7 @@ pub use crate::budget::{Budget, Spent, Unlimited};
 #[cfg(feature = "serde")]
 pub(crate) use hedge::percentile as hedge_percentile;
 pub use hedge::{
-    Answer, HEDGE_REASON, Hedge, HedgeDelay, Hedged, Hedger, Hedging, MAX_HEDGED_ATTEMPTS,
+    Answer, HEDGE_REASON, Hedge, HedgeDelay, HedgedRun, Hedger, Hedging, MAX_HEDGED_ATTEMPTS,
     ParseHedgeDelayError,
 };
 pub use outcome::{Attempt, PlannedRetry, StopReason, Stopped, Summary, Verdict};

@@ -28,10 +28,10 @@ use crate::rng::{Rng, SeededRng};
 ///
 /// # Pacing
 ///
-/// A budget that paces ([`Budget::paces`], such as a [`Gated`](crate::gate::Gated) one) gives
-/// each attempt a slot: the driver asks [`ready`](Run::ready) before [`begin`](Run::begin),
-/// and waits as it says. A slot that cannot come before the deadline ends the run at once. A
-/// slot reserved for an attempt that is never made goes back, as a granted retry does.
+/// A budget that paces ([`Budget::paces`], such as a [`GatedBudget`](crate::gate::GatedBudget))
+/// gives each attempt a slot: the driver asks [`ready`](Run::ready) before [`begin`](Run::begin),
+/// and waits as it says. A slot that cannot come before the deadline ends the run at once. A slot
+/// reserved for an attempt that is never made goes back, as a granted retry does.
 #[derive(Debug)]
 pub struct Run<P, B = Unlimited> {
     policy: P,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::{
-    Bounds, CurvePolicy, DecorrelatedJitter, DecorrelatedJitterPolicy, DecorrelatedJitterV2,
+    BackoffPolicy, Bounds, DecorrelatedJitter, DecorrelatedJitterPolicy, DecorrelatedJitterV2,
     DecorrelatedJitterV2Policy, Exponential, ExponentialEqualJitter, ExponentialFullJitter,
     ExponentialProportionalJitter, ExponentialSubtractiveJitter, Immediate, Linear, NoRetry, Param,
     Policy, PolicyConfig, PolicyKind, constant::Constant, constant::ConstantPolicy,
@@ -103,13 +103,13 @@ pub enum AnyConfig {
 pub enum AnyPolicy<R> {
     Constant(ConstantPolicy),
     Linear(LinearPolicy),
-    Exponential(CurvePolicy<NoJitter, R>),
-    ExponentialFullJitter(CurvePolicy<FullJitter, R>),
-    ExponentialEqualJitter(CurvePolicy<EqualJitter, R>),
+    Exponential(BackoffPolicy<NoJitter, R>),
+    ExponentialFullJitter(BackoffPolicy<FullJitter, R>),
+    ExponentialEqualJitter(BackoffPolicy<EqualJitter, R>),
     DecorrelatedJitter(DecorrelatedJitterPolicy<R>),
     DecorrelatedJitterV2(DecorrelatedJitterV2Policy<R>),
-    ExponentialSubtractiveJitter(CurvePolicy<SubtractiveJitter, R>),
-    ExponentialProportionalJitter(CurvePolicy<ProportionalJitter, R>),
+    ExponentialSubtractiveJitter(BackoffPolicy<SubtractiveJitter, R>),
+    ExponentialProportionalJitter(BackoffPolicy<ProportionalJitter, R>),
     Immediate(ImmediatePolicy),
     NoRetry(NoRetryPolicy),
 }

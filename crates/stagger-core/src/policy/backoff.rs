@@ -6,8 +6,11 @@
 //! [`ExponentialSubtractiveJitter`](super::ExponentialSubtractiveJitter) and
 //! [`ExponentialProportionalJitter`](super::ExponentialProportionalJitter) are all a
 //! [`Backoff`] with a different [`Spread`]. They share their parameters, their validation and
-//! their running type, [`CurvePolicy`]; each policy's file holds only its spread, its defaults
-//! and its page.
+//! their running type, [`BackoffPolicy`]; each policy's file holds only its spread, its defaults
+//! and its page. The pair is named as every policy's is: the configuration bears the plain name
+//! ([`Backoff`], as [`Constant`](super::Constant)), the running policy adds `Policy`
+//! ([`BackoffPolicy`], as [`ConstantPolicy`](super::ConstantPolicy)); each member's alias
+//! follows suit (`ExponentialFullJitter` builds an `ExponentialFullJitterPolicy`).
 
 use std::fmt;
 use std::time::Duration;
@@ -146,7 +149,7 @@ impl<S: Spread> Default for Backoff<S> {
 }
 
 impl<S: Spread> PolicyConfig for Backoff<S> {
-    type Policy<R: Rng> = CurvePolicy<S, R>;
+    type Policy<R: Rng> = BackoffPolicy<S, R>;
 
     fn kind(&self) -> PolicyKind {
         S::KIND
@@ -165,9 +168,9 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
     }
 
     #[inline(always)]
-    fn build<R: Rng>(self, rng: R) -> Result<CurvePolicy<S, R>, ConfigError> {
+    fn build<R: Rng>(self, rng: R) -> Result<BackoffPolicy<S, R>, ConfigError> {
         self.validate()?;
-        Ok(CurvePolicy::new(
+        Ok(BackoffPolicy::new(
             self.curve(),
             self.max_attempts,
             self.spread,
@@ -176,7 +179,7 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
     }
 
     fn bounds(&self, retry: u32) -> Bounds {
-        let policy = CurvePolicy::new(self.curve(), 1, self.spread, ());
+        let policy = BackoffPolicy::new(self.curve(), 1, self.spread, ());
         let at_zero = policy.delay(retry, 0.0);
         let at_one = policy.delay(retry, 1.0);
         Bounds::new(at_zero.min(at_one), at_zero.max(at_one))
@@ -204,14 +207,14 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
 /// Building it precomputes the curve in floating point, so a delay costs one power by
 /// square-and-multiply, one draw and one conversion, with no allocation and no lock.
 #[derive(Debug)]
-pub struct CurvePolicy<S, R> {
+pub struct BackoffPolicy<S, R> {
     curve: Curve,
     max_attempts: u32,
     spread: S,
     rng: R,
 }
 
-impl<S: Spread, R> CurvePolicy<S, R> {
+impl<S: Spread, R> BackoffPolicy<S, R> {
     #[inline(always)]
     fn new(curve: Curve, max_attempts: u32, spread: S, rng: R) -> Self {
         Self {
@@ -244,16 +247,16 @@ impl<S: Spread, R> CurvePolicy<S, R> {
     }
 }
 
-impl<S: Spread, R> CurvePolicy<S, R> {
+impl<S: Spread, R> BackoffPolicy<S, R> {
     /// The same policy drawing from `rng`: see [`AnyPolicy::with_rng`](super::AnyPolicy::with_rng).
     #[must_use]
     #[inline]
-    pub fn with_rng<R2: Rng>(&self, rng: R2) -> CurvePolicy<S, R2> {
-        CurvePolicy::new(self.curve, self.max_attempts, self.spread, rng)
+    pub fn with_rng<R2: Rng>(&self, rng: R2) -> BackoffPolicy<S, R2> {
+        BackoffPolicy::new(self.curve, self.max_attempts, self.spread, rng)
     }
 }
 
-impl<S: Spread, R: Rng> Policy for CurvePolicy<S, R> {
+impl<S: Spread, R: Rng> Policy for BackoffPolicy<S, R> {
     #[inline(always)]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
         if !failure.is_retryable() || attempt >= self.max_attempts {

@@ -10,7 +10,7 @@ use super::backoff::{Backoff, Spread, private::Sealed};
 pub type Exponential = Backoff<NoJitter>;
 
 /// The running [`Exponential`] policy.
-pub type ExponentialPolicy<R> = super::CurvePolicy<NoJitter, R>;
+pub type ExponentialPolicy<R> = super::BackoffPolicy<NoJitter, R>;
 
 /// The ceiling itself: no spread, no draw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

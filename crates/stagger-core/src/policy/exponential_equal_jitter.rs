@@ -10,7 +10,7 @@ use super::backoff::{Backoff, Spread, private::Sealed};
 pub type ExponentialEqualJitter = Backoff<EqualJitter>;
 
 /// The running [`ExponentialEqualJitter`] policy.
-pub type ExponentialEqualJitterPolicy<R> = super::CurvePolicy<EqualJitter, R>;
+pub type ExponentialEqualJitterPolicy<R> = super::BackoffPolicy<EqualJitter, R>;
 
 /// `v/2 + U(0, v/2)`: the upper half of the ceiling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use super::backoff::{Backoff, Spread, private::Sealed};
 pub type ExponentialFullJitter = Backoff<FullJitter>;
 
 /// The running [`ExponentialFullJitter`] policy.
-pub type ExponentialFullJitterPolicy<R> = super::CurvePolicy<FullJitter, R>;
+pub type ExponentialFullJitterPolicy<R> = super::BackoffPolicy<FullJitter, R>;
 
 /// `U(0, v)`: anywhere from zero to the ceiling.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::error::{self, ConfigError};
 pub type ExponentialProportionalJitter = Backoff<ProportionalJitter>;
 
 /// The running [`ExponentialProportionalJitter`] policy.
-pub type ExponentialProportionalJitterPolicy<R> = super::CurvePolicy<ProportionalJitter, R>;
+pub type ExponentialProportionalJitterPolicy<R> = super::BackoffPolicy<ProportionalJitter, R>;
 
 /// `v * U(1 - r, 1 + r)`: a symmetric band around the ceiling, applied after the cap.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -11,7 +11,7 @@ use crate::error::{self, ConfigError};
 pub type ExponentialSubtractiveJitter = Backoff<SubtractiveJitter>;
 
 /// The running [`ExponentialSubtractiveJitter`] policy.
-pub type ExponentialSubtractiveJitterPolicy<R> = super::CurvePolicy<SubtractiveJitter, R>;
+pub type ExponentialSubtractiveJitterPolicy<R> = super::BackoffPolicy<SubtractiveJitter, R>;
 
 /// `v * (1 - jitter * U(0, 1))`: the band from `(1 - jitter) * v` up to `v`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -9,7 +9,7 @@
 //!
 //! Each policy lives in its own module, whose documentation is its page: when to use it, when
 //! not to, how it works, tie-breaking, parameters, complexity, source and notes. The exponential
-//! family shares one running type, [`CurvePolicy`], and differs only in its [`Spread`].
+//! family shares one running type, [`BackoffPolicy`], and differs only in its [`Spread`].
 //!
 //! | name | delay before retry `n` |
 //! |---|---|
@@ -46,7 +46,7 @@ pub mod linear;
 pub mod no_retry;
 
 pub use any::{AnyConfig, AnyPolicy};
-pub use backoff::{Backoff, CurvePolicy, Spread};
+pub use backoff::{Backoff, BackoffPolicy, Spread};
 pub use constant::{Constant, ConstantPolicy};
 pub use decorrelated_jitter::{DecorrelatedJitter, DecorrelatedJitterPolicy};
 pub use decorrelated_jitter_v2::{DecorrelatedJitterV2, DecorrelatedJitterV2Policy};

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use stagger_core::engine::{
-    Answer, Attempt, Hedge, Hedged, Hedging, Ready, Run, Settings, Stopped,
+    Answer, Attempt, Hedge, HedgedRun, Hedging, Ready, Run, Settings, Stopped,
 };
 use stagger_core::{Failure, SeededRng, Timestamp};
 
@@ -184,9 +184,9 @@ pub(crate) enum Settled {
 }
 
 /// A request that hedges: its engine run, which sends attempts beside those in flight
-/// ([`Hedged`]), and when it started.
+/// ([`HedgedRun`]), and when it started.
 pub(crate) struct HedgedCall {
-    hedged: Hedged<RunningPolicy, SimBudget>,
+    hedged: HedgedRun<RunningPolicy, SimBudget>,
     started: Nanos,
 }
 
@@ -221,7 +221,7 @@ impl HedgedCall {
             run.set_rng(spread);
         }
         Ok(Self {
-            hedged: Hedged::new(run, hedging, measured),
+            hedged: HedgedRun::new(run, hedging, measured),
             started: now,
         })
     }

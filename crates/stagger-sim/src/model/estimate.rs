@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use stagger_core::budget::{AnyBudget, Partitioned};
+use stagger_core::budget::{AnyBudget, BudgetPerDestination};
 use stagger_core::engine::Settings;
 
 use crate::dist::Delay;
@@ -398,7 +398,7 @@ impl Composed {
             // for each request in flight an `Rc` of its host's `Arc`.
             let hosts = HOSTS.len() as f64;
             per_budget = hosts * per_budget
-                + block(size_of::<Partitioned<AnyBudget>>()) as f64
+                + block(size_of::<BudgetPerDestination<AnyBudget>>()) as f64
                 + hosts * block(64 + HOSTS[0].len()) as f64;
             bytes += self.in_flight(&plan).min(requests.max(1.0))
                 * block(2 * size_of::<usize>() + size_of::<Arc<AnyBudget>>()) as f64;

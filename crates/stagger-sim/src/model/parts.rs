@@ -292,8 +292,8 @@ pub struct TwoHosts {
     /// The share of the requests that go to host A, the one that is down, in [0, 1].
     pub share_down: f64,
     /// Whether each budget is a set of one per host (a
-    /// [`Partitioned`](stagger_core::budget::Partitioned), as a layer that serves many
-    /// destinations keeps), each host's starting full, rather than one for both hosts. A
+    /// [`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination), as a layer that serves
+    /// many destinations keeps), each host's starting full, rather than one for both hosts. A
     /// budget per request is its host's alone either way.
     pub budget_per_host: bool,
 }

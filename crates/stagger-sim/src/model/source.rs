@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use stagger_core::SeededRng;
-use stagger_core::budget::{AnyBudget, Partitioned};
+use stagger_core::budget::{AnyBudget, BudgetPerDestination};
 
 use crate::queue::Nanos;
 use crate::strategy::SimBudget;
@@ -19,13 +19,13 @@ pub(crate) struct Source {
     pub(crate) policies: SeededRng,
     pub(crate) budget: SimBudget,
     /// With two hosts and a budget per host: the source's budgets, one per host.
-    pub(crate) per_host: Option<Rc<Partitioned<AnyBudget>>>,
+    pub(crate) per_host: Option<Rc<BudgetPerDestination<AnyBudget>>>,
     /// Serial: when its latest request started (or was due to).
     pub(crate) last_start: Nanos,
 }
 
 /// A source's budget, and with two hosts and a budget per host its budgets, one per host.
-pub(crate) type Budgets = (SimBudget, Option<Rc<Partitioned<AnyBudget>>>);
+pub(crate) type Budgets = (SimBudget, Option<Rc<BudgetPerDestination<AnyBudget>>>);
 
 impl Source {
     #[inline]

@@ -4,7 +4,7 @@
 //! as a whole. When one host goes down, every request to it fails and asks for retries: a token
 //! bucket empties on them, and the retries a request to a healthy host needs are refused with
 //! the rest. A budget per destination
-//! ([`Partitioned`](stagger_core::budget::Partitioned)) keeps each host's retries to itself.
+//! ([`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)) keeps each host's retries to itself.
 //!
 //! Model, a composition of the [model](crate::model)'s parts
 //! ([`Partition::composed`]): one open source, a one-way network, and two hosts behind the
@@ -16,7 +16,7 @@
 //!   hedging, `--hedge`); the requests in flight when arrivals stop run to completion.
 //! - **Budget:** the strategy's budget (`--budget`), either one for both hosts
 //!   ([`BudgetPartition::Shared`], the default) or one per host, from a
-//!   [`Partitioned`](stagger_core::budget::Partitioned) set keyed by the host
+//!   [`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination) set keyed by the host
 //!   ([`BudgetPartition::Partitioned`]): each request asks the set for its host's budget, as a
 //!   layer serving many destinations does. Each host's budget starts full, so a partitioned
 //!   client holds as many full budgets as hosts. Without a budget, every retry the policy
@@ -56,7 +56,7 @@ pub enum BudgetPartition {
     /// `shared`: one budget for both hosts.
     #[default]
     Shared,
-    /// `partitioned`: one budget per host, from a [`Partitioned`](stagger_core::budget::Partitioned) set.
+    /// `partitioned`: one budget per host, from a [`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination) set.
     Partitioned,
 }
 

@@ -27,7 +27,7 @@
 //!   ([`Strategy::hedging`](crate::Strategy::hedging)) goes to a replica picked at random among those the request has not
 //!   tried, as gRFC A6 asks of hedges ("distinct backends, if possible"). No network delay is
 //!   modelled.
-//! - **Hedging:** each request runs the engine's [`Hedged`](stagger_core::engine::Hedged); a
+//! - **Hedging:** each request runs the engine's [`HedgedRun`](stagger_core::engine::HedgedRun); a
 //!   delay at a quantile is read, when the request starts, from one
 //!   `LatencySketch` of the fleet's attempt latencies.
 //!   Every attempt that answers is measured; a loser is measured for the time it ran. A loser

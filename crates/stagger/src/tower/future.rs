@@ -8,7 +8,7 @@ use http::request::Parts;
 use http::{Request, Response};
 use http_body::Body;
 use pin_project_lite::pin_project;
-use stagger_core::budget::ForDestination;
+use stagger_core::budget::PerDestination;
 use stagger_core::engine::Attempt;
 use stagger_core::{Clock, PolicyConfig};
 use tower_service::Service;
@@ -213,7 +213,7 @@ pin_project! {
         P: PolicyConfig,
         H: HookSet,
         H::Sleeper: Sleeper,
-        H::Budget: ForDestination,
+        H::Budget: PerDestination,
     {
         #[pin]
         run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
@@ -227,7 +227,7 @@ where
     P: PolicyConfig,
     H: HookSet,
     H::Sleeper: Sleeper,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
 {
     pub(super) fn new(
         run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
@@ -246,7 +246,7 @@ where
     H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
     H::Sleeper: Sleeper,
     H::Clock: Clock,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
@@ -272,7 +272,7 @@ pin_project! {
         H::Clock: Clock,
         H::Notify: Notify<Svc::Response, Svc::Error>,
         H::Sleeper: Sleeper,
-        H::Budget: ForDestination,
+        H::Budget: PerDestination,
     {
         #[pin]
         run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
@@ -290,7 +290,7 @@ where
     H::Clock: Clock,
     H::Notify: Notify<Svc::Response, Svc::Error>,
     H::Sleeper: Sleeper,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
 {
     pub(super) fn new(
         run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
@@ -310,7 +310,7 @@ where
     H::Clock: Clock,
     H::Notify: Notify<Svc::Response, Svc::Error>,
     H::Sleeper: Sleeper,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
 {
     type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
 

@@ -31,7 +31,7 @@
 //!   never share a jitter sequence. A request's [`RetryOverrides`] may bring its own.
 //! - **A shared budget** ([`budget`](RetryLayer::budget)), such as an
 //!   `Arc<TokenBucketBudget>`, is asked before every retry and told every outcome, across all
-//!   the requests of the service. An `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>`
+//!   the requests of the service. An `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`
 //!   keeps one per host and port instead, so that one host's outage spares the others' retries.
 //! - **A gate per destination** ([`gate`](RetryLayer::gate)): once a server tells a request to
 //!   wait, the other requests to the same host and port wait for paced slots of their own
@@ -137,11 +137,11 @@ use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
-use stagger_core::budget::ForDestination;
+use stagger_core::budget::PerDestination;
 #[cfg(feature = "serde")]
-use stagger_core::config::Budgets;
+use stagger_core::config::SpecPerDestination;
 use stagger_core::engine::{Hedging, Nested, Settings, StopReason};
-use stagger_core::gate::{Gate, Gating};
+use stagger_core::gate::{Gate, GatedPerDestination};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, Clock, ConfigError, PolicyConfig, Timestamp};
@@ -176,7 +176,8 @@ pub type LayerHooks = Hooks<ByIoCause, HttpClassifier>;
 /// The hooks of a layer built from a configuration file: the defaults, with the file's budget,
 /// if it names one.
 #[cfg(feature = "serde")]
-pub type SpecHooks = Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClock, Budgets>;
+pub type SpecHooks =
+    Hooks<ByIoCause, HttpClassifier, DefaultSleeper, DefaultClock, SpecPerDestination>;
 
 /// A tower [`Layer`] that retries HTTP requests; see the [module docs](self).
 ///
@@ -319,11 +320,11 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
         self.with_setup(|setup| setup.clock(clock))
     }
 
-    /// Retries only as far as `budget` allows: any [`ForDestination`]. A budget is cloned into
-    /// each request, so share one through an `Arc` (`Arc<TokenBucketBudget>`,
-    /// `Arc<dyn Budget + Send + Sync>`); an `Arc<`[`Partitioned`](stagger_core::budget::Partitioned)`>` gives each destination
-    /// (host and port, [`destination`](crate::http::destination)) a budget of its own, so that
-    /// one host's outage cannot spend the retries of another.
+    /// Retries only as far as `budget` allows: any [`PerDestination`]. A budget is cloned into each
+    /// request, so share one through an `Arc` (`Arc<TokenBucketBudget>`, `Arc<dyn Budget + Send +
+    /// Sync>`); an `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`
+    /// gives each destination (host and port, [`destination`](crate::http::destination)) a budget
+    /// of its own, so that one host's outage cannot spend the retries of another.
     pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, Hooks<C, V, S, K, B2, N>> {
         self.with_setup(|setup| setup.budget(budget))
     }
@@ -332,9 +333,14 @@ impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
     /// [`destination`](crate::http::destination)) through `gate`: once a server tells any
     /// request to it to wait, every other request to it waits for a paced slot of its own,
     /// first attempts included, and gives up at once if that slot would come after its
-    /// deadline. Set the budget first: it stays behind the gate. See [`Gate`].
+    /// deadline. Set the budget first: it stays behind the gate, each request's a
+    /// [`GatedBudget`](stagger_core::gate::GatedBudget) under its own key. See [`Gate`]. (An
+    /// executor, which calls one destination, names its key: `Retry::gate_to(gate, key)`.)
     #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
-    pub fn gate(self, gate: Arc<Gate>) -> RetryLayer<P, Hooks<C, V, S, K, Gating<B>, N>> {
+    pub fn gate(
+        self,
+        gate: Arc<Gate>,
+    ) -> RetryLayer<P, Hooks<C, V, S, K, GatedPerDestination<B>, N>> {
         self.with_setup(|setup| setup.gate_per_destination(gate))
     }
 
@@ -512,7 +518,7 @@ where
     H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
     H::Sleeper: Sleeper,
     H::Clock: Clock,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Response = Response<ResBody>;
@@ -542,7 +548,7 @@ type RequestRun<Svc, B, P, H> =
 
 impl<P: PolicyConfig, H: HookSet + Clone> RetryLayer<P, H>
 where
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
 {
     /// The run of `request` on the `ready` service: the request's policy and settings (its
     /// overrides, its idempotency), its hooks keyed by its destination. `max_attempts` is the
@@ -649,7 +655,7 @@ where
     H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
     H::Sleeper: Sleeper,
     H::Clock: Clock,
-    H::Budget: ForDestination,
+    H::Budget: PerDestination,
     H::Notify: Notify<Response<ResBody>, Svc::Error>,
 {
     type Response = Response<ResBody>;

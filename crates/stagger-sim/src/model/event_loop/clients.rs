@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use stagger_core::budget::Budget;
 use stagger_core::engine::HedgeDelay;
-use stagger_core::gate::Gated;
+use stagger_core::gate::GatedBudget;
 use stagger_core::{Failure, Rng, SeededRng};
 
 use super::*;
@@ -140,7 +140,7 @@ impl<'a> Loop<'a> {
             } else {
                 DESTINATION
             };
-            budget = Some(Rc::new(Gated::new(budget, Arc::clone(gate), key)));
+            budget = Some(Rc::new(GatedBudget::new(budget, Arc::clone(gate), key)));
         }
         let policy_rng = own.as_mut().map(SeededRng::fork);
         let answers = own.unwrap_or(SeededRng::new(0));

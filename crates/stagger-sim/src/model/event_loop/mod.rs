@@ -6,7 +6,7 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use stagger_core::budget::Partitioned;
+use stagger_core::budget::BudgetPerDestination;
 use stagger_core::engine::Settings;
 use stagger_core::gate::Gate;
 use stagger_core::sketch::LatencySketch;
@@ -137,8 +137,9 @@ impl<'a> Loop<'a> {
                 }
                 (None, _, _) => match strategy.budget_config().filter(|_| per_host) {
                     Some(config) => {
-                        let set =
-                            Partitioned::with(HOSTS.len(), rng, move |rng| config.build(rng))?;
+                        let set = BudgetPerDestination::with(HOSTS.len(), rng, move |rng| {
+                            config.build(rng)
+                        })?;
                         (None, Some(Rc::new(set)))
                     }
                     None => (strategy.client_budget(rng), None),

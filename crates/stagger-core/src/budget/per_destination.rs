@@ -1,24 +1,33 @@
-//! [`Partitioned`]: one budget per destination, in a bounded set.
+//! Budgets per destination: [`PerDestination`], what a layer serving many destinations holds,
+//! and [`BudgetPerDestination`], one budget of its own for each destination.
+//!
+//! A layer (the tower layer, the reqwest middleware) serves requests to many hosts, and asks
+//! for each request's budget by its destination. Every type that does so is a
+//! [`PerDestination`], and is named for it: [`BudgetPerDestination`] here,
+//! [`GatedPerDestination`](crate::gate::GatedPerDestination) (a gate in front of any of them)
+//! and [`SpecPerDestination`](crate::config::SpecPerDestination) (what a configuration file
+//! describes). What one hands out, for one request, is a budget: `Arc<B>`,
+//! [`GatedBudget`](crate::gate::GatedBudget), [`SpecBudget`](crate::config::SpecBudget).
 //!
 //! A budget shared by every request of a client bounds the client's retries as a whole. When
 //! the client calls many hosts, one host's outage then spends the retries the others need. A
-//! partitioned budget keeps a budget of its own for each destination, all of one configuration,
-//! and builds one the first time a destination is seen. The set is bounded: at most `capacity`
-//! destinations, so a flood of distinct hosts cannot grow its memory. To make room, the one
-//! used least recently among those no run holds is forgotten (its next request starts a fresh
-//! budget); when every one is held, a new destination shares one overflow budget with the
-//! others that find the set full, rather than get a fresh budget each, which would bound
-//! nothing. The set is the same bounded table as a [`Gate`](crate::gate::Gate)'s, told that
-//! only a budget no run holds may go.
+//! [`BudgetPerDestination`] keeps a budget of its own for each destination, all of one
+//! configuration, and builds one the first time a destination is seen. The set is bounded: at
+//! most `capacity` destinations, so a flood of distinct hosts cannot grow its memory. To make
+//! room, the one used least recently among those no run holds is forgotten (its next request
+//! starts a fresh budget); when every one is held, a new destination shares one overflow budget
+//! with the others that find the set full, rather than get a fresh budget each, which would
+//! bound nothing. The set is the same bounded table as a [`Gate`](crate::gate::Gate)'s, told
+//! that only a budget no run holds may go.
 //!
 //! ```
 //! use std::sync::Arc;
-//! use stagger_core::budget::{Budget, ForDestination, Partitioned, TokenBucket};
+//! use stagger_core::budget::{Budget, BudgetPerDestination, PerDestination, TokenBucket};
 //! use stagger_core::{Failure, SeededRng, Timestamp};
 //!
 //! // Ten retries a host at most (50 tokens, 5 a retry).
 //! let bucket = TokenBucket::AWS_STANDARD.with_capacity(50.0);
-//! let budgets = Arc::new(Partitioned::new(bucket, 1024, SeededRng::new(7))?);
+//! let budgets = Arc::new(BudgetPerDestination::new(bucket, 1024, SeededRng::new(7))?);
 //! let down = budgets.for_key("down.example:443");
 //! let now = Timestamp::ZERO;
 //! let granted = (0..100).filter(|_| down.try_retry(now, &Failure::Retryable).is_some());
@@ -33,17 +42,43 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::{BudgetConfig, ForDestination};
+use super::{Budget, BudgetConfig};
 use crate::error::ConfigError;
 use crate::keyed::Keyed;
 use crate::rng::SeededRng;
+
+/// Budgets by destination: what a layer serving many destinations (the tower layer, the
+/// reqwest middleware) holds, and asks for each request's budget by the request's key (its host
+/// and port).
+///
+/// Every budget that can be cloned is one, the same for every destination: an `Arc` of one
+/// budget is shared by all of them, as before. An `Arc<`[`BudgetPerDestination`]`>` gives each
+/// destination a budget of its own, so that one host's outage cannot drain another's retries;
+/// a [`GatedPerDestination`](crate::gate::GatedPerDestination) puts a gate in front of either.
+pub trait PerDestination {
+    /// The budget of one request.
+    type Budget: Budget;
+
+    /// The budget for a request to the destination `key` names. `key` is called at most once,
+    /// and not at all by budgets that are the same everywhere.
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget;
+}
+
+impl<B: Budget + Clone> PerDestination for B {
+    type Budget = B;
+
+    #[inline]
+    fn for_destination(&self, _key: impl FnOnce() -> Arc<str>) -> B {
+        self.clone()
+    }
+}
 
 /// Builds a destination's budget from the generator it is given.
 type Make<B> = dyn Fn(SeededRng) -> Result<B, ConfigError> + Send + Sync;
 
 /// One budget per destination, built on first use, in a set bounded by `capacity`. See the
 /// [module docs](self).
-pub struct Partitioned<B> {
+pub struct BudgetPerDestination<B> {
     make: Box<Make<B>>,
     /// A budget built when the set was made: the proof that the configuration builds, and the
     /// overflow budget that destinations share when the set is full of budgets in use (or if a
@@ -59,13 +94,13 @@ struct Table<B> {
     rng: SeededRng,
 }
 
-impl<B> Partitioned<B> {
+impl<B> BudgetPerDestination<B> {
     /// The most destinations a set may hold. Making room scans the set, under its lock.
     pub const MAX_CAPACITY: usize = crate::limits::MAX_DESTINATIONS;
 
     /// A budget of `config` for each of up to `capacity` destinations (1 to
-    /// [`Partitioned::MAX_CAPACITY`]). Each destination's budget draws (where it draws) from
-    /// its own generator, forked from `rng`.
+    /// [`BudgetPerDestination::MAX_CAPACITY`]). Each destination's budget draws (where it draws)
+    /// from its own generator, forked from `rng`.
     ///
     /// # Errors
     ///
@@ -150,13 +185,13 @@ impl<B> Partitioned<B> {
     }
 }
 
-impl<B> fmt::Debug for Partitioned<B> {
+impl<B> fmt::Debug for BudgetPerDestination<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (capacity, destinations) = {
             let table = self.table();
             (table.parts.capacity(), table.parts.len())
         };
-        f.debug_struct("Partitioned")
+        f.debug_struct("BudgetPerDestination")
             .field("capacity", &capacity)
             .field("destinations", &destinations)
             .field("budget", &std::any::type_name::<B>())
@@ -164,7 +199,7 @@ impl<B> fmt::Debug for Partitioned<B> {
     }
 }
 
-impl<B: super::Budget> ForDestination for Arc<Partitioned<B>> {
+impl<B: Budget> PerDestination for Arc<BudgetPerDestination<B>> {
     type Budget = Arc<B>;
 
     fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Arc<B> {
@@ -175,14 +210,14 @@ impl<B: super::Budget> ForDestination for Arc<Partitioned<B>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::budget::{Budget, TokenBucket};
+    use crate::budget::TokenBucket;
     use crate::clock::Timestamp;
     use crate::failure::Failure;
 
     #[test]
     fn the_set_is_bounded_and_forgets_the_least_recently_used() {
         let bucket = TokenBucket::AWS_STANDARD.with_capacity(10.0);
-        let parts = Partitioned::new(bucket, 2, SeededRng::new(1)).unwrap();
+        let parts = BudgetPerDestination::new(bucket, 2, SeededRng::new(1)).unwrap();
         assert!(
             parts
                 .for_key("a")
@@ -203,7 +238,7 @@ mod tests {
     #[test]
     fn a_budget_in_use_is_not_forgotten_and_a_full_set_shares_its_overflow() {
         let bucket = TokenBucket::AWS_STANDARD.with_capacity(10.0);
-        let parts = Partitioned::new(bucket, 1, SeededRng::new(1)).unwrap();
+        let parts = BudgetPerDestination::new(bucket, 1, SeededRng::new(1)).unwrap();
         let a = parts.for_key("a");
         // "a" is held by a run: "b" and "c" share the overflow budget instead of evicting it.
         let b = parts.for_key("b");
@@ -221,15 +256,17 @@ mod tests {
     #[test]
     fn bad_parameters_are_refused() {
         let bucket = TokenBucket::AWS_STANDARD;
-        assert!(Partitioned::new(bucket, 0, SeededRng::new(1)).is_err());
+        assert!(BudgetPerDestination::new(bucket, 0, SeededRng::new(1)).is_err());
         assert!(
-            Partitioned::new(
+            BudgetPerDestination::new(
                 bucket,
-                Partitioned::<()>::MAX_CAPACITY + 1,
+                BudgetPerDestination::<()>::MAX_CAPACITY + 1,
                 SeededRng::new(1)
             )
             .is_err()
         );
-        assert!(Partitioned::new(bucket.with_capacity(-1.0), 8, SeededRng::new(1)).is_err());
+        assert!(
+            BudgetPerDestination::new(bucket.with_capacity(-1.0), 8, SeededRng::new(1)).is_err()
+        );
     }
 }
