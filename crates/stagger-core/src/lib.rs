@@ -69,3 +69,13 @@ pub use policy::{
 pub use preset::Preset;
 pub use rng::{Rng, SeededRng};
 pub use schedule::{Schedule, ScheduledRetry};
+
+/// The hedging page ([`engine::Hedging::PAGE`]), whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("engine/hedging.md")]
+mod hedging_page {}
+
+/// The server waits page ([`engine::Dispersal::PAGE`]), whose example runs as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("engine/server_waits.md")]
+mod server_waits_page {}

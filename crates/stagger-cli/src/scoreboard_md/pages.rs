@@ -25,7 +25,7 @@ pub(crate) fn server_waits_page(
         "{}\n## Measured\n\nFrom the simulator's `throttle` workload. {}\n{}{}\n\
          ## Budgets per destination\n\nA gate is kept per destination; a retry budget can be \
          too. A client that holds one budget for every host lets one host's outage spend the \
-         retries the others need; `stagger_core::budget::Partitioned` keeps one budget per \
+         retries the others need; `stagger_core::budget::BudgetPerDestination` keeps one budget per \
          destination, in a bounded set. From the simulator's `partition` workload. {}\n{}",
         stagger_core::engine::Dispersal::PAGE,
         throttle_intro(seed),

@@ -44,7 +44,7 @@ pub(super) fn partition_intro(seed: u64) -> String {
          failure is retryable. The policy is the AWS SDKs' standard retry mode (preset \
          `aws-standard`: {policy}) and the budget their retry quota, {budget}: either one for \
          both hosts (`shared`) or one per host (`partitioned`, \
-         `stagger_core::budget::Partitioned`, each host's budget starting full). Means per run over \
+         `stagger_core::budget::BudgetPerDestination`, each host's budget starting full). Means per run over \
          world seeds {seed} to {} (`stagger simulate --workload partition --policy \
          aws-standard --budget aws-standard --budget-partition shared|partitioned --format \
          json --seed N`, the figures under `host_a` and `host_b`; without `--budget` for the \
