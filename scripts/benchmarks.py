@@ -333,6 +333,10 @@ def main():
              ["--workload", "outage", "--rate", "2000", "--duration", "120s"]),
             ("sim: open-loop", ["--workload", "open-loop", "--duration", "100s"],
              ["--workload", "open-loop", "--duration", "200s"]),
+            ("sim: throttle", ["--workload", "throttle", "--rate", "200", "--duration", "60s"],
+             ["--workload", "throttle", "--rate", "200", "--duration", "120s"]),
+            ("sim: tail", ["--workload", "tail", "--duration", "50s"],
+             ["--workload", "tail", "--duration", "100s"]),
         ]:
             counts[label] = sim_instructions([*small, *jitter], [*large, *jitter])
         # The outage at both rates, whole runs less a tiny one (a request a second, for the
@@ -655,7 +659,9 @@ def write(path, started, delay, execs, budgets, sims, sim_rate, clock, herd, lar
     if "sim: herd" in counts:
         w(f"- Instructions per event (callgrind, full jitter; a run less one half as long, over the events"
           f" between them): herd {counts['sim: herd']:.0f}, outage {counts['sim: outage']:.0f}"
-          f" (rate 2 000/s, 60 s against 120 s), open loop {counts['sim: open-loop']:.0f} (100 s against 200 s).")
+          f" (rate 2 000/s, 60 s against 120 s), open loop {counts['sim: open-loop']:.0f} (100 s against 200 s),"
+          f" throttle {counts['sim: throttle']:.0f} (200/s, 60 s against 120 s), tail {counts['sim: tail']:.0f}"
+          " (50 s against 100 s).")
     w(f"- The whole scoreboard (`stagger bench`, release, both cores): {', '.join(f'{t:.2f}' for t in board)} s in"
       " three runs.")
     if w1:
