@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use stagger_core::budget::GrpcThrottle;
 use stagger_core::config::PolicySpec;
-use stagger_core::config::grpc::{MethodName, RetryableCodes, ServiceConfig, StatusCode};
+use stagger_core::config::grpc::{
+    MethodHedgingPolicy, MethodName, MethodRetryPolicy, RetryableCodes, ServiceConfig, StatusCode,
+};
 use stagger_core::engine::Hedging;
 use stagger_core::policy::ExponentialProportionalJitter;
 use stagger_core::{AnyConfig, PolicyConfig, Preset};
@@ -67,24 +69,28 @@ fn the_a6_example_imports_as_proportional_jitter() {
     // The hedged one is imported as a hedging policy: 4 attempts, 500 ms apart.
     assert_eq!(
         config.hedging_policies().unwrap(),
-        [(
-            vec![MethodName {
+        [MethodHedgingPolicy {
+            methods: vec![MethodName {
                 service: "helloworld.Hedged".into(),
                 method: String::new()
             }],
-            Hedging::fixed(MS(500), 4),
-            [
+            hedging: Hedging::fixed(MS(500), 4),
+            non_fatal_codes: [
                 StatusCode::Unavailable,
                 StatusCode::Internal,
                 StatusCode::Aborted
             ]
             .into_iter()
             .collect::<RetryableCodes>()
-        )]
+        }]
     );
-    let (names, policy, codes) = &policies[0];
+    let MethodRetryPolicy {
+        methods,
+        policy,
+        retryable_codes,
+    } = &policies[0];
     assert_eq!(
-        names,
+        methods,
         &[
             MethodName {
                 service: "helloworld.Greeter".into(),
@@ -106,7 +112,10 @@ fn the_a6_example_imports_as_proportional_jitter() {
     );
     assert_eq!(*policy, expected);
     assert_eq!(*policy, Preset::GRPC.config());
-    assert_eq!(codes.iter().collect::<Vec<_>>(), [StatusCode::Unavailable]);
+    assert_eq!(
+        retryable_codes.iter().collect::<Vec<_>>(),
+        [StatusCode::Unavailable]
+    );
 
     let throttling = config.throttling().unwrap().unwrap();
     assert_eq!(throttling, GrpcThrottle::DEFAULT);
@@ -145,8 +154,12 @@ fn with_field(field: &str, value: Option<&str>) -> ServiceConfig {
 fn import(config: &ServiceConfig) -> (AnyConfig, RetryableCodes) {
     let mut policies = config.retry_policies().unwrap();
     assert_eq!(policies.len(), 1);
-    let (_, policy, codes) = policies.remove(0);
-    (policy, codes)
+    let MethodRetryPolicy {
+        policy,
+        retryable_codes,
+        ..
+    } = policies.remove(0);
+    (policy, retryable_codes)
 }
 
 #[test]
@@ -163,7 +176,7 @@ fn max_attempts_above_five_becomes_five() {
     let limited = with_field("maxAttempts", Some("7"))
         .retry_policies_with_limit(10)
         .unwrap();
-    assert_eq!(limited[0].1.max_attempts(), 7);
+    assert_eq!(limited[0].policy.max_attempts(), 7);
 }
 
 #[test]

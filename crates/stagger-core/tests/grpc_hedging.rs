@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use stagger_core::config::grpc::{
-    GrpcConfigError, MAX_ATTEMPTS_LIMIT, MethodName, RetryableCodes, ServiceConfig, StatusCode,
+    GrpcConfigError, MAX_ATTEMPTS_LIMIT, MethodHedgingPolicy, MethodName, RetryableCodes,
+    ServiceConfig, StatusCode,
 };
 use stagger_core::engine::{HedgeDelay, Hedging, MAX_HEDGED_ATTEMPTS};
 
@@ -37,15 +38,19 @@ fn only(json: &str) -> (Hedging, RetryableCodes) {
     assert_eq!(policies.len(), 1, "{json}");
     config.validate().unwrap_or_else(|e| panic!("{json}: {e}"));
     assert!(config.retry_policies().unwrap().is_empty(), "{json}");
-    let (names, hedging, codes) = policies.remove(0);
+    let MethodHedgingPolicy {
+        methods,
+        hedging,
+        non_fatal_codes,
+    } = policies.remove(0);
     assert_eq!(
-        names,
+        methods,
         [MethodName {
             service: "a.B".into(),
             method: String::new()
         }]
     );
-    (hedging, codes)
+    (hedging, non_fatal_codes)
 }
 
 /// The error that importing `json`'s hedging policies gives; the retry import and `validate`
@@ -212,7 +217,7 @@ fn max_attempts_is_at_least_two_and_clamped_to_the_limit() {
         service(&hedging_policy(&format!("\"maxAttempts\": {n}")))
             .hedging_policies_with_limit(limit)
             .unwrap()[0]
-            .1
+            .hedging
             .max_attempts()
     };
     assert_eq!(with_limit(7, 10), 7);
@@ -443,17 +448,18 @@ fn each_import_lists_its_own_method_configs_in_order() {
     let hedged = config.hedging_policies().unwrap();
     let services: Vec<String> = hedged
         .iter()
-        .map(|(names, ..)| names[0].to_string())
+        .map(|policy| policy.methods[0].to_string())
         .collect();
     assert_eq!(services, ["a.One/*", "a.Four/Get"]);
-    assert_eq!(hedged[0].1, Hedging::fixed(MS(100), 2));
-    assert_eq!(hedged[1].1, Hedging::fixed(Duration::ZERO, 5));
-    assert_eq!(hedged[1].2, codes(&[StatusCode::Unavailable]));
+    assert_eq!(hedged[0].hedging, Hedging::fixed(MS(100), 2));
+    assert_eq!(hedged[1].hedging, Hedging::fixed(Duration::ZERO, 5));
+    assert_eq!(hedged[1].non_fatal_codes, codes(&[StatusCode::Unavailable]));
     let retried = config.retry_policies().unwrap();
     assert_eq!(retried.len(), 1);
-    assert_eq!(retried[0].0[0].to_string(), "a.Two/*");
+    assert_eq!(retried[0].methods[0].to_string(), "a.Two/*");
     // Every imported hedging is valid for the engine.
-    for (_, hedging, _) in config.hedging_policies_with_limit(u32::MAX).unwrap() {
+    for MethodHedgingPolicy { hedging, .. } in config.hedging_policies_with_limit(u32::MAX).unwrap()
+    {
         hedging.validate().unwrap();
     }
 }
@@ -465,7 +471,7 @@ fn a_hedging_policy_reads_from_yaml_too() {
     )
     .unwrap();
     assert_eq!(
-        config.hedging_policies().unwrap()[0].1,
+        config.hedging_policies().unwrap()[0].hedging,
         Hedging::fixed(MS(500), 3)
     );
 }
@@ -485,7 +491,11 @@ fn an_imported_hedging_policy_runs_in_the_engine() {
     )
     .unwrap();
     let policies = config.hedging_policies().unwrap();
-    let (_, hedging, codes) = policies[0].clone();
+    let MethodHedgingPolicy {
+        hedging,
+        non_fatal_codes: codes,
+        ..
+    } = policies[0].clone();
     let ms = |n: u64| Timestamp::from_nanos(n * 1_000_000);
     let run = Run::new(NoRetryPolicy, Settings::new(), ms(0));
     let mut hedged = HedgedRun::new(run, hedging, None);

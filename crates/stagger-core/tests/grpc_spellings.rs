@@ -53,28 +53,28 @@ fn a6_policy(base: Duration, cap: Duration, factor: f64, attempts: u32) -> AnyCo
 /// `maxAttempts` 6 becomes 5, and the ignored keys change nothing.
 fn expected_policies() -> Vec<MethodRetryPolicy> {
     vec![
-        (
-            vec![name("shop.Cart", "Checkout"), name("shop.Cart", "Refund")],
-            a6_policy(MS(50), MS(800), 1.5, 3),
-            [StatusCode::Unavailable, StatusCode::ResourceExhausted]
+        MethodRetryPolicy {
+            methods: vec![name("shop.Cart", "Checkout"), name("shop.Cart", "Refund")],
+            policy: a6_policy(MS(50), MS(800), 1.5, 3),
+            retryable_codes: [StatusCode::Unavailable, StatusCode::ResourceExhausted]
                 .into_iter()
                 .collect(),
-        ),
-        (
-            vec![name("shop.Stock", "")],
-            a6_policy(MS(10), MS(10), 1.0, 5),
-            [StatusCode::Unavailable].into_iter().collect(),
-        ),
+        },
+        MethodRetryPolicy {
+            methods: vec![name("shop.Stock", "")],
+            policy: a6_policy(MS(10), MS(10), 1.0, 5),
+            retryable_codes: [StatusCode::Unavailable].into_iter().collect(),
+        },
     ]
 }
 
 /// The hedging policy every fixture imports: `shop.Search`, three attempts 20 ms apart.
 fn expected_hedging() -> Vec<MethodHedgingPolicy> {
-    vec![(
-        vec![name("shop.Search", "")],
-        Hedging::fixed(MS(20), 3),
-        [StatusCode::Unavailable].into_iter().collect(),
-    )]
+    vec![MethodHedgingPolicy {
+        methods: vec![name("shop.Search", "")],
+        hedging: Hedging::fixed(MS(20), 3),
+        non_fatal_codes: [StatusCode::Unavailable].into_iter().collect(),
+    }]
 }
 
 fn expected_throttling() -> GrpcThrottle {
@@ -112,8 +112,12 @@ fn only_policy(json: &str) -> (AnyConfig, RetryableCodes) {
         .retry_policies()
         .unwrap_or_else(|e| panic!("{json}: {e}"));
     assert_eq!(policies.len(), 1, "{json}");
-    let (_, policy, codes) = policies.remove(0);
-    (policy, codes)
+    let MethodRetryPolicy {
+        policy,
+        retryable_codes,
+        ..
+    } = policies.remove(0);
+    (policy, retryable_codes)
 }
 
 /// The error that importing `json`'s retry policies gives.
@@ -150,9 +154,9 @@ fn method_config_under_its_proto_name_is_not_ignored() {
     ));
     let policies = config.retry_policies().unwrap();
     assert_eq!(policies.len(), 1, "method_config gave no policy");
-    assert_eq!(policies[0].0, [name("a.B", "")]);
+    assert_eq!(policies[0].methods, [name("a.B", "")]);
     assert_eq!(
-        policies[0].1,
+        policies[0].policy,
         a6_policy(MS(100), Duration::from_secs(1), 2.0, 4)
     );
 }
@@ -560,14 +564,14 @@ fn a_hedging_policy_is_imported_under_every_spelling() {
         let config = service(&alone);
         let policies = config.retry_policies().unwrap();
         assert_eq!(policies.len(), 1, "{alone}");
-        assert_eq!(policies[0].0, [name("a.R", "")], "{alone}");
+        assert_eq!(policies[0].methods, [name("a.R", "")], "{alone}");
         assert_eq!(
             config.hedging_policies().unwrap(),
-            [(
-                vec![name("a.H", "")],
-                Hedging::fixed(Duration::ZERO, 2),
-                RetryableCodes::EMPTY
-            )],
+            [MethodHedgingPolicy {
+                methods: vec![name("a.H", "")],
+                hedging: Hedging::fixed(Duration::ZERO, 2),
+                non_fatal_codes: RetryableCodes::EMPTY
+            }],
             "{alone}"
         );
         config.validate().unwrap();

@@ -97,7 +97,7 @@ fn the_longest_hedge_delay_is_a_day_for_the_builder_the_file_the_text_and_grpc()
 
     // A gRPC service config's hedgingDelay.
     let policies = grpc_hedged(2, "86400s").hedging_policies().unwrap();
-    assert_eq!(policies[0].1, Hedging::fixed(MAX_HEDGE_DELAY, 2));
+    assert_eq!(policies[0].hedging, Hedging::fixed(MAX_HEDGE_DELAY, 2));
     let error = grpc_hedged(2, "86400.000000001s")
         .hedging_policies()
         .unwrap_err()
@@ -145,14 +145,14 @@ fn the_most_hedged_attempts_are_ten_for_the_builder_the_file_and_grpc() {
         grpc_hedged(n, "0s")
             .hedging_policies_with_limit(limit)
             .unwrap()[0]
-            .1
+            .hedging
             .max_attempts()
     };
     assert_eq!(attempts(9, u32::MAX), 9);
     assert_eq!(attempts(11, u32::MAX), MAX_HEDGED_ATTEMPTS);
     assert_eq!(
         grpc_hedged(9, "0s").hedging_policies().unwrap()[0]
-            .1
+            .hedging
             .max_attempts(),
         GRPC_MAX_ATTEMPTS
     );

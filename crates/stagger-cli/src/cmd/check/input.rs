@@ -8,7 +8,7 @@
 
 use stagger_core::budget::{AnyBudgetConfig, BudgetKind};
 use stagger_core::config::RetrySpec;
-use stagger_core::config::grpc::ServiceConfig;
+use stagger_core::config::grpc::{MethodHedgingPolicy, MethodRetryPolicy, ServiceConfig};
 use stagger_core::engine::{Hedging, Nested, Settings};
 use stagger_core::{AnyConfig, PolicyConfig};
 
@@ -263,29 +263,35 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
     // The status codes a policy retries on take no part in the check: method configs that
     // differ only in them get one report ([`distinct`]).
     let mut subjects = Vec::new();
-    for (names_of, policy, _codes) in config.retry_policies().map_err(grpc)? {
+    for MethodRetryPolicy {
+        methods, policy, ..
+    } in config.retry_policies().map_err(grpc)?
+    {
         subjects.push(Subject {
             file: shown.to_owned(),
-            grpc: of("retry", &names_of),
+            grpc: of("retry", &methods),
             policy,
             budget,
-            settings: settings_of(&names_of),
+            settings: settings_of(&methods),
             hedging: None,
             gated: false,
             unmodelled: vec![grpc_limit()],
             set: Set::default(),
         });
     }
-    for (names_of, hedging, _codes) in config.hedging_policies().map_err(grpc)? {
+    for MethodHedgingPolicy {
+        methods, hedging, ..
+    } in config.hedging_policies().map_err(grpc)?
+    {
         subjects.push(Subject {
             file: shown.to_owned(),
-            grpc: of("hedging", &names_of),
+            grpc: of("hedging", &methods),
             // A6's hedging has no backoff: the policy only counts the attempts.
             policy: AnyConfig::from(
                 stagger_core::policy::Immediate::new().with_max_attempts(hedging.max_attempts()),
             ),
             budget,
-            settings: settings_of(&names_of),
+            settings: settings_of(&methods),
             hedging: Some(hedging),
             gated: false,
             unmodelled: vec![grpc_limit()],

@@ -2,7 +2,8 @@
 //! its timeout.
 //!
 //! [`method_config`] reads one and hands its policy to [`policy`](super::policy); the two
-//! public tuples are what the imports return for each method config.
+//! public structs, [`MethodRetryPolicy`] and [`MethodHedgingPolicy`], are what the imports
+//! return for each method config.
 
 use std::fmt;
 use std::time::Duration;
@@ -16,14 +17,54 @@ use super::status::RetryableCodes;
 use crate::engine::Hedging;
 use crate::policy::AnyConfig;
 
-/// A method config's retry policy: the methods it names, the catalog configuration, and the
-/// status codes that are retried.
-pub type MethodRetryPolicy = (Vec<MethodName>, AnyConfig, RetryableCodes);
+/// A method config's retry policy, as
+/// [`ServiceConfig::retry_policies`](super::ServiceConfig::retry_policies) returns it: the
+/// methods it names, the catalog configuration, and the status codes that are retried.
+///
+/// ```
+/// use stagger_core::PolicyConfig;
+/// use stagger_core::config::grpc::{MethodRetryPolicy, ServiceConfig, StatusCode};
+///
+/// let config: ServiceConfig = serde_json::from_str(r#"{"methodConfig": [{
+///     "name": [{"service": "shop.Cart"}],
+///     "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+///                     "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}
+/// }]}"#)?;
+/// let MethodRetryPolicy { methods, policy, retryable_codes } = &config.retry_policies()?[0];
+/// assert_eq!(methods[0].to_string(), "shop.Cart/*");
+/// assert_eq!(policy.max_attempts(), 3);
+/// assert!(retryable_codes.contains(StatusCode::Unavailable));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodRetryPolicy {
+    /// The methods the method config names (its `name` list); empty when it has none.
+    pub methods: Vec<MethodName>,
+    /// The catalog configuration equivalent to the `retryPolicy`'s backoff and `maxAttempts`
+    /// (clamped to the client-side limit): `exponential-proportional-jitter` with jitter
+    /// [`JITTER`](super::JITTER).
+    pub policy: AnyConfig,
+    /// The status codes that are retried (`retryableStatusCodes`); never empty. A failure with
+    /// any other code ends the call.
+    pub retryable_codes: RetryableCodes,
+}
 
-/// A method config's hedging policy: the methods it names, how they are hedged (a fixed
-/// [`HedgeDelay`](crate::engine::HedgeDelay)), and the non-fatal status codes, after which the
-/// next hedge goes at once; every other code is fatal and ends the call.
-pub type MethodHedgingPolicy = (Vec<MethodName>, Hedging, RetryableCodes);
+/// A method config's hedging policy, as
+/// [`ServiceConfig::hedging_policies`](super::ServiceConfig::hedging_policies) returns it: the
+/// methods it names, how they are hedged (a fixed [`HedgeDelay`](crate::engine::HedgeDelay)),
+/// and the non-fatal status codes, after which the next hedge goes at once; every other code
+/// is fatal and ends the call.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MethodHedgingPolicy {
+    /// The methods the method config names (its `name` list); empty when it has none.
+    pub methods: Vec<MethodName>,
+    /// The `hedgingPolicy` as a [`Hedging`]: `maxAttempts` (clamped to the client-side limit)
+    /// attempts, `hedgingDelay` apart.
+    pub hedging: Hedging,
+    /// The non-fatal status codes (`nonFatalStatusCodes`), after which the next hedge goes at
+    /// once; may be empty, when every failure is fatal.
+    pub non_fatal_codes: RetryableCodes,
+}
 
 /// One entry of a method config's `name` list. An empty `service` names every service (the
 /// default method config); an empty `method` names every method of the service.
@@ -103,11 +144,19 @@ pub(super) fn method_config(
         }
         (Some((at, retry)), None) => {
             let (config, codes) = retry_policy(&at, retry, limit)?;
-            MethodPolicy::Retry((names.clone(), config, codes))
+            MethodPolicy::Retry(MethodRetryPolicy {
+                methods: names.clone(),
+                policy: config,
+                retryable_codes: codes,
+            })
         }
         (None, Some((at, hedging))) => {
             let (hedging, codes) = hedging_policy(&at, hedging, limit)?;
-            MethodPolicy::Hedging((names.clone(), hedging, codes))
+            MethodPolicy::Hedging(MethodHedgingPolicy {
+                methods: names.clone(),
+                hedging,
+                non_fatal_codes: codes,
+            })
         }
         (None, None) => MethodPolicy::Neither,
     };

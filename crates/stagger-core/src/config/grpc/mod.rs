@@ -80,9 +80,10 @@
 //! A method config's `name` entries are read (`service`, `method`), and its `retryPolicy`
 //! (`retry_policy`) or `hedgingPolicy` (`hedging_policy`): one with both is an error, as A6
 //! allows one. [`retry_policies`](ServiceConfig::retry_policies) lists the retried method
-//! configs and [`hedging_policies`](ServiceConfig::hedging_policies) the hedged ones; each
-//! reads every method config, so a file is accepted or refused as a whole, whichever is asked
-//! for. A `null` value is the same as an absent key.
+//! configs ([`MethodRetryPolicy`]) and [`hedging_policies`](ServiceConfig::hedging_policies)
+//! the hedged ones ([`MethodHedgingPolicy`]); each reads every method config, so a file is
+//! accepted or refused as a whole, whichever is asked for. A `null` value is the same as an
+//! absent key.
 //!
 //! Durations are proto3 JSON durations as grpc-go reads them: an optional sign, seconds with
 //! up to nine decimals where either the whole or the decimal part may be left out, and `s`:
@@ -95,7 +96,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use stagger_core::config::grpc::{ServiceConfig, StatusCode};
+//! use stagger_core::config::grpc::{MethodRetryPolicy, ServiceConfig, StatusCode};
 //! use stagger_core::{PolicyConfig, PolicyKind};
 //!
 //! let config: ServiceConfig = serde_json::from_str(r#"{
@@ -113,13 +114,13 @@
 //! }"#)?;
 //!
 //! let policies = config.retry_policies()?;
-//! let (names, policy, codes) = &policies[0];
-//! assert_eq!(names[0].service, "helloworld.Greeter");
+//! let MethodRetryPolicy { methods, policy, retryable_codes } = &policies[0];
+//! assert_eq!(methods[0].service, "helloworld.Greeter");
 //! assert_eq!(policy.kind(), PolicyKind::ExponentialProportionalJitter);
 //! assert_eq!(policy.max_attempts(), 4);
 //! assert_eq!(policy.bounds(1).max, Duration::from_millis(120)); // 100 ms * 1.2
-//! assert!(codes.contains(StatusCode::Unavailable));
-//! assert!(!codes.contains(StatusCode::Internal));
+//! assert!(retryable_codes.contains(StatusCode::Unavailable));
+//! assert!(!retryable_codes.contains(StatusCode::Internal));
 //!
 //! let throttling = config.throttling()?.expect("retryThrottling is set");
 //! assert_eq!((throttling.max_tokens(), throttling.token_ratio()), (10.0, 0.1));

@@ -79,7 +79,7 @@ impl ServiceConfig {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use stagger_core::config::grpc::{ServiceConfig, StatusCode};
+    /// use stagger_core::config::grpc::{MethodHedgingPolicy, ServiceConfig, StatusCode};
     /// use stagger_core::engine::{HedgeDelay, Hedging};
     ///
     /// let config: ServiceConfig = serde_json::from_str(r#"{
@@ -94,12 +94,12 @@ impl ServiceConfig {
     /// }"#)?;
     ///
     /// let policies = config.hedging_policies()?;
-    /// let (names, hedging, non_fatal) = &policies[0];
-    /// assert_eq!(names[0].to_string(), "search.Index/Query");
+    /// let MethodHedgingPolicy { methods, hedging, non_fatal_codes } = &policies[0];
+    /// assert_eq!(methods[0].to_string(), "search.Index/Query");
     /// assert_eq!(*hedging, Hedging::fixed(Duration::from_millis(20), 3));
     /// assert_eq!(hedging.delay(), HedgeDelay::Fixed(Duration::from_millis(20)));
-    /// assert!(non_fatal.contains(StatusCode::Unavailable));
-    /// assert!(non_fatal.contains(StatusCode::Aborted));
+    /// assert!(non_fatal_codes.contains(StatusCode::Unavailable));
+    /// assert!(non_fatal_codes.contains(StatusCode::Aborted));
     /// // A hedged method config is not retried.
     /// assert!(config.retry_policies()?.is_empty());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
