@@ -14,6 +14,11 @@ pub(super) fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
+/// A share and the range it spans over seeds: "45.0% (40.0%-50.0%)".
+pub(super) fn pct_range(x: f64, (low, high): (f64, f64)) -> String {
+    format!("{} ({}-{})", pct(x), pct(low), pct(high))
+}
+
 /// A ratio or a mean with three decimals.
 pub(super) fn num(x: f64) -> String {
     format!("{x:.3}")

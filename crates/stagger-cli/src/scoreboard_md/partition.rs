@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use stagger_sim::scoreboard::Scoreboard;
 
-use super::cells::{last_seed, pct, table};
+use super::cells::{last_seed, pct, pct_range, table};
 
 /// The section: what the model is, and its table.
 pub(super) fn section(board: &Scoreboard) -> String {
@@ -78,12 +78,7 @@ pub(super) fn partition_table(points: &[stagger_sim::scoreboard::PartitionPoint]
                         (Some(b), None) => format!("`{b}`"),
                         (None, _) => "no budget".to_owned(),
                     },
-                    format!(
-                        "{} ({}-{})",
-                        pct(p.b_success_share),
-                        pct(p.b_success_range.0),
-                        pct(p.b_success_range.1)
-                    ),
+                    pct_range(p.b_success_share, p.b_success_range),
                     one(p.b_retries),
                     one(p.b_refused),
                     one(p.a_retries),

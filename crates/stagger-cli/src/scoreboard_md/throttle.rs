@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use stagger_sim::scoreboard::Scoreboard;
 
-use super::cells::{flag_duration, last_seed, num, pct, table};
+use super::cells::{flag_duration, last_seed, num, pct, pct_range, table};
 
 /// The command that runs the trial's strategy on the `throttle` workload, before the flags
 /// that choose a rule and a variant.
@@ -167,12 +167,7 @@ pub(super) fn throttle_variants(
                     if p.gate { "shared" } else { "none" }.to_owned(),
                     format!("`{}`", p.dispersal),
                     requests(p.requests),
-                    format!(
-                        "{} ({}-{})",
-                        pct(p.served_share),
-                        pct(p.served_share_range.0),
-                        pct(p.served_share_range.1)
-                    ),
+                    pct_range(p.served_share, p.served_share_range),
                     num(p.attempts_per_request),
                     num(p.rejected_per_success),
                     pct(p.peak_window_share),
