@@ -2,7 +2,7 @@
 """The simulator's cost per event on five workloads, for one `stagger` binary or several side by
 side (an old build against a new one).
 
-usage: python3 scripts/sim_costs.py [--no-rates] BIN [BIN ...]
+usage: python3 scripts/sim_costs.py [--no-rates] [--herd-clients N] BIN [BIN ...]
 
 For each of herd, outage, open-loop, throttle and tail (full jitter): instructions per event
 (callgrind's count for a run less that of a run half as long, over the events between them, so
@@ -35,8 +35,15 @@ def run(b, a, cg=False):
         rate = int(re.search(r"\((\d+) events/s\)", o).group(1))
         ins = int(re.search(r"^summary: (\d+)", open(f.name).read(), re.M).group(1)) if cg else None
         return ev, rate, ins, hash(p.stdout)
-RATES = '--no-rates' not in sys.argv
-bins = [b for b in sys.argv[1:] if b != '--no-rates']
+argv = sys.argv[1:]
+RATES = '--no-rates' not in argv
+if '--herd-clients' in argv:
+    # The herd at size: a million clients run in 0.3 s, short enough for a busy machine's
+    # noise to move it; ten million take about 2.5 s.
+    i = argv.index('--herd-clients')
+    SIZE["herd"] = ["--workload", "herd", "--clients", argv[i + 1]]
+    del argv[i:i + 2]
+bins = [b for b in argv if b != '--no-rates']
 for w in PAIRS:
     row = [w]
     for b in bins:

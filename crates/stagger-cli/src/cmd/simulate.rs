@@ -663,11 +663,6 @@ fn plot_lines(
     use stagger_sim::Workload;
     use stagger_sim::workload::herd::Herd;
     use stagger_sim::workload::spike::{Ramp, Spike};
-    fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
-        let w = W::from_overrides(overrides)?;
-        w.validate()?;
-        Ok(w)
-    }
     let progress = Progress::runs("plotting", strategies.len());
     let mut lines = Vec::new();
     for (s, e) in strategies.iter().zip(estimates) {
@@ -678,7 +673,7 @@ fn plot_lines(
         let within = stop_after(e);
         let points: Result<Vec<(f64, f64)>, SimError> = match workload {
             // The herd stops at its own limits, which its run has just passed.
-            WorkloadKind::Herd => configured::<Herd>(overrides).and_then(|herd| {
+            WorkloadKind::Herd => Herd::configured(overrides).and_then(|herd| {
                 Ok(herd
                     .retry_histogram(s, seed, Duration::from_millis(10), Duration::from_secs(30))?
                     .into_iter()
@@ -686,10 +681,10 @@ fn plot_lines(
                     .map(|(i, c)| (i as f64 * 0.01, c as f64))
                     .collect())
             }),
-            WorkloadKind::Spike => configured::<Spike>(overrides)
+            WorkloadKind::Spike => Spike::configured(overrides)
                 .and_then(|w| w.simulate_within(s, seed, within))
                 .map(|t| series(t.goodput)),
-            WorkloadKind::Ramp => configured::<Ramp>(overrides)
+            WorkloadKind::Ramp => Ramp::configured(overrides)
                 .and_then(|w| w.simulate_within(s, seed, within))
                 .map(|t| series(t.goodput)),
             _ => Err(SimError::Invalid {

@@ -421,8 +421,8 @@ impl Composed {
         }
     }
 
-    /// What a run of `strategy` inside which run `inner` retry layers will cost: the events it processes and the memory its data
-    /// holds at the peak (see [`estimate`](crate::estimate)). The parts should be valid
+    /// What a run of `strategy`, with `inner` retry layers inside it, will cost: the events it
+    /// processes and the memory its data holds at the peak (see [`estimate`](crate::estimate)). The parts should be valid
     /// ([`Composed::validate`]).
     ///
     /// Each request is one event to start, each attempt one per hop of the network (and one

@@ -22,27 +22,24 @@ pub(crate) struct Fan {
     owner: Vec<u32>,
     /// The requests, their successes and latencies.
     metrics: Metrics,
-    /// How many sub-requests each request starts.
-    fanout: u32,
 }
 
 impl Fan {
-    /// Requests of `fanout` sub-requests each, figures kept over `window`.
-    pub(crate) fn new(fanout: u32, window: Nanos) -> Self {
+    /// No request yet, figures kept over `window`.
+    pub(crate) fn new(window: Nanos) -> Self {
         Self {
             parents: Slots::with_capacity(16),
             owner: Vec::new(),
             metrics: Metrics::new(window),
-            fanout,
         }
     }
 
-    /// A request starts at `now`: its number, for its sub-requests.
-    pub(crate) fn start(&mut self, now: Nanos) -> u32 {
+    /// A request of `sub_requests` starts at `now`: its number, for its sub-requests.
+    pub(crate) fn start(&mut self, now: Nanos, sub_requests: u32) -> u32 {
         self.metrics.first_try();
         self.parents.insert(Parent {
             started: now,
-            running: self.fanout,
+            running: sub_requests,
             failed: false,
         })
     }

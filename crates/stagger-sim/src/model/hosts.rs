@@ -6,7 +6,7 @@ use stagger_core::engine::StopReason;
 
 use crate::metrics::{HostFigures, Metrics, ResultRow};
 
-/// The hosts' keys in a partitioned budget, host A (down) first.
+/// The hosts' keys in a budget per destination, host A (down) first.
 pub const HOSTS: [&str; 2] = ["host-a.example:443", "host-b.example:443"];
 
 /// The one destination's key in the gate.

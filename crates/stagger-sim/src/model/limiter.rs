@@ -1,5 +1,6 @@
-//! A limiter in front of the dependency: the token bucket ([`RateLimiter`]), how a refusal
-//! states its wait ([`RetryAfterForm`]), and what a run counts at the limiter.
+//! A limiter in front of the dependency: the token bucket ([`RateLimiter`]) and what a
+//! limiter holds and counts while a run goes. How a refusal states its wait
+//! ([`RetryAfterForm`]) is part of its configuration, in `parts`.
 
 use crate::metrics::ResultRow;
 use crate::model::SECOND;
@@ -42,13 +43,25 @@ impl RateLimiter {
     }
 }
 
+/// What a limiter holds while a run goes.
+enum Holding {
+    /// A token bucket.
+    Rate(RateLimiter),
+    /// At most `limit` attempts in service, each for `service`; `in_service` are.
+    Concurrency {
+        limit: u32,
+        service: Nanos,
+        in_service: u32,
+    },
+}
+
 /// A limiter in front of the dependency while a run goes: its token bucket or its attempts in
-/// service, and what it counted.
+/// service, how its refusals state their wait, and what it counted.
 pub(crate) struct Limiting {
-    rate: Option<RateLimiter>,
-    /// A concurrency limiter's most attempts in service, its service time and how many are.
-    concurrency: Option<(u32, Nanos, u32)>,
-    limiter: Limiter,
+    holding: Holding,
+    /// The fixed wait a refusal tells, in nanoseconds.
+    retry_after: Nanos,
+    form: RetryAfterForm,
     rejected: u64,
     early: u64,
 }
@@ -57,15 +70,16 @@ impl Limiting {
     /// The limiter, empty.
     pub(crate) fn new(limiter: Limiter) -> Self {
         Self {
-            rate: match limiter.kind {
-                LimiterKind::Rate { rate, burst } => Some(RateLimiter::new(rate, burst)),
-                LimiterKind::Concurrency { .. } => None,
+            holding: match limiter.kind {
+                LimiterKind::Rate { rate, burst } => Holding::Rate(RateLimiter::new(rate, burst)),
+                LimiterKind::Concurrency { limit, service } => Holding::Concurrency {
+                    limit,
+                    service: nanos(service),
+                    in_service: 0,
+                },
             },
-            concurrency: match limiter.kind {
-                LimiterKind::Concurrency { limit, service } => Some((limit, nanos(service), 0)),
-                LimiterKind::Rate { .. } => None,
-            },
-            limiter,
+            retry_after: nanos(limiter.retry_after),
+            form: limiter.form,
             rejected: 0,
             early: 0,
         }
@@ -79,16 +93,18 @@ impl Limiting {
         if early {
             self.early += 1;
         }
-        let exact = match self.concurrency {
-            Some((limit, service, in_service)) => (in_service >= limit).then_some(service)?,
-            None => self.rate.as_mut()?.admit(now).err()?,
+        // The exact wait until the limiter could admit it, and whether the refusal is a 503.
+        let (exact, busy) = match &mut self.holding {
+            Holding::Rate(bucket) => (bucket.admit(now).err()?, false),
+            Holding::Concurrency {
+                limit,
+                service,
+                in_service,
+            } => ((*in_service >= *limit).then_some(*service)?, true),
         };
         self.rejected += 1;
-        let wait = self
-            .limiter
-            .form
-            .wait(nanos(self.limiter.retry_after), exact);
-        Some(if self.concurrency.is_some() {
+        let wait = self.form.wait(self.retry_after, exact);
+        Some(if busy {
             Outcome::Busy(wait)
         } else {
             Outcome::Throttled(wait)
@@ -99,15 +115,23 @@ impl Limiting {
     /// leaves. `None` for a token bucket, which serves nothing.
     #[inline]
     pub(crate) fn serve(&mut self, now: Nanos) -> Option<Nanos> {
-        let (_, service, in_service) = self.concurrency.as_mut()?;
-        *in_service += 1;
-        Some(now.saturating_add(*service))
+        match &mut self.holding {
+            Holding::Concurrency {
+                service,
+                in_service,
+                ..
+            } => {
+                *in_service += 1;
+                Some(now.saturating_add(*service))
+            }
+            Holding::Rate(_) => None,
+        }
     }
 
     /// An attempt leaves the concurrency limit's service.
     #[inline]
     pub(crate) fn leave(&mut self) {
-        if let Some((_, _, in_service)) = self.concurrency.as_mut() {
+        if let Holding::Concurrency { in_service, .. } = &mut self.holding {
             *in_service = in_service.saturating_sub(1);
         }
     }
@@ -141,17 +165,5 @@ mod tests {
         let mut limiter = RateLimiter::new(10.0, 3);
         assert!((0..3).all(|_| limiter.admit(0).is_ok()));
         assert_eq!(limiter.admit(0), Err(100_000_000));
-    }
-
-    #[test]
-    fn rounded_forms_round_up_to_whole_seconds() {
-        assert_eq!(RetryAfterForm::ExactRounded.wait(0, 200_000_000), SECOND);
-        assert_eq!(
-            RetryAfterForm::FixedRounded.wait(1_500_000_000, 0),
-            2 * SECOND
-        );
-        assert_eq!(RetryAfterForm::Exact.wait(SECOND, 3), 3);
-        assert_eq!("exact-rounded".parse(), Ok(RetryAfterForm::ExactRounded));
-        assert!("exactly".parse::<RetryAfterForm>().is_err());
     }
 }

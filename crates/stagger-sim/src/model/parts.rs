@@ -405,3 +405,20 @@ impl FromStr for RetryAfterForm {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounded_forms_round_up_to_whole_seconds() {
+        assert_eq!(RetryAfterForm::ExactRounded.wait(0, 200_000_000), SECOND);
+        assert_eq!(
+            RetryAfterForm::FixedRounded.wait(1_500_000_000, 0),
+            2 * SECOND
+        );
+        assert_eq!(RetryAfterForm::Exact.wait(SECOND, 3), 3);
+        assert_eq!("exact-rounded".parse(), Ok(RetryAfterForm::ExactRounded));
+        assert!("exactly".parse::<RetryAfterForm>().is_err());
+    }
+}

@@ -161,11 +161,29 @@ mod tests {
     use super::*;
 
     /// Every request in flight holds one, and each event carries one: their sizes are what
-    /// the outage at size spends its memory and its copies on (docs/benchmarks.md), so they
-    /// may shrink but not grow unnoticed.
+    /// the outage at size spends its memory and its copies on (docs/simulator-costs.md), so they
+    /// may shrink but not grow unnoticed. `cargo test -p stagger-sim --lib sizes --
+    /// --nocapture` prints the table that page quotes.
     #[test]
     fn a_request_and_an_event_stay_within_their_sizes() {
-        assert!(size_of::<Request>() <= 408, "{}", size_of::<Request>());
+        use stagger_core::engine::Run;
+
+        use crate::strategy::{RunningPolicy, SimBudget};
+        let sizes = [
+            ("Request", size_of::<Request>(), 408),
+            ("Call", size_of::<Call>(), 320),
+            (
+                "Run<RunningPolicy, SimBudget>",
+                size_of::<Run<RunningPolicy, SimBudget>>(),
+                312,
+            ),
+            ("RunningPolicy", size_of::<RunningPolicy>(), 104),
+            ("Event", size_of::<crate::model::event::Event>(), 24),
+        ];
+        for (name, size, most) in sizes {
+            eprintln!("{name}: {size} bytes");
+            assert!(size <= most, "{name} is {size} bytes, more than {most}");
+        }
         assert_eq!(size_of::<crate::model::event::Event>(), 24);
     }
 }

@@ -186,7 +186,7 @@ impl Composed {
         self.timeline_checked(strategy, options.layers, options.seed, options.max_events)
     }
 
-    /// [`Composed::timeline_layered`] of parts already checked.
+    /// [`Composed::timeline`] of parts already checked.
     pub(crate) fn timeline_checked(
         &self,
         strategy: &Strategy,

@@ -45,8 +45,6 @@ pub(crate) struct SourceStreams {
     pub(crate) server: Option<SeededRng>,
     /// One generator per request, forked in turn.
     pub(crate) policies: SeededRng,
-    /// The source's budget's, if it was forked.
-    pub(crate) budget: Option<SeededRng>,
 }
 
 /// The world's generator and the seed it came from: each method forks what one arrangement of
@@ -68,48 +66,48 @@ impl Streams {
     /// Each request holds its own budget: one stream for the arrivals, the network and the
     /// failures, then a shared budget's (if `shared_budget`); every request then forks its own
     /// from what is left, the source's `policies`.
-    pub(crate) fn per_request(mut self, shared_budget: bool) -> SourceStreams {
+    pub(crate) fn per_request(mut self, shared_budget: bool) -> (SourceStreams, Option<SeededRng>) {
         let gaps = self.world.fork();
         let budget = shared_budget.then(|| self.world.fork());
-        SourceStreams {
+        let source = SourceStreams {
             gaps,
             server: None,
             policies: self.world,
-            budget,
-        }
+        };
+        (source, budget)
     }
 
     /// One open source: its arrivals, its server, its budget; each request's policy then forks
     /// from what is left.
-    pub(crate) fn one_source(mut self) -> SourceStreams {
+    pub(crate) fn one_source(mut self) -> (SourceStreams, SeededRng) {
         let gaps = self.world.fork();
         let server = Some(self.world.fork());
-        let budget = Some(self.world.fork());
-        SourceStreams {
+        let budget = self.world.fork();
+        let source = SourceStreams {
             gaps,
             server,
             policies: self.world,
-            budget,
-        }
+        };
+        (source, budget)
     }
 
     /// One open source in front of a pool (the tail's order): its arrivals, its server (which
     /// also picks the replicas), the pool's service times, its policies, its budget, and then
     /// the pool's replicas from what is left ([`PoolStreams`]).
-    pub(crate) fn one_source_with_pool(mut self) -> (SourceStreams, PoolStreams) {
+    pub(crate) fn one_source_with_pool(mut self) -> (SourceStreams, SeededRng, PoolStreams) {
         let gaps = self.world.fork();
         let server = Some(self.world.fork());
         let service = self.world.fork();
         let policies = self.world.fork();
-        let budget = Some(self.world.fork());
+        let budget = self.world.fork();
         let source = SourceStreams {
             gaps,
             server,
             policies,
-            budget,
         };
         (
             source,
+            budget,
             PoolStreams {
                 service,
                 replicas: self.world,
@@ -120,18 +118,18 @@ impl Streams {
     /// The next of several sources or serial clients: an open source's arrivals first, then
     /// its server, its policies and its budget's (forked whether or not there is a budget, so
     /// that the streams stay the same), and a serial client's pacing last.
-    pub(crate) fn next_source(&mut self, open: bool) -> SourceStreams {
+    pub(crate) fn next_source(&mut self, open: bool) -> (SourceStreams, SeededRng) {
         let first = open.then(|| self.world.fork());
         let server = Some(self.world.fork());
         let policies = self.world.fork();
-        let budget = Some(self.world.fork());
+        let budget = self.world.fork();
         let gaps = first.unwrap_or_else(|| self.world.fork());
-        SourceStreams {
+        let source = SourceStreams {
             gaps,
             server,
             policies,
-            budget,
-        }
+        };
+        (source, budget)
     }
 
     /// A pool's streams when the source did not fork them: derived from the world seed apart

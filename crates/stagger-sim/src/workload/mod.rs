@@ -57,6 +57,17 @@ pub trait Workload: Default + DeserializeOwned {
     /// A [`SimError`] naming the parameter.
     fn validate(&self) -> Result<(), SimError>;
 
+    /// [`Workload::from_overrides`], then [`Workload::validate`]: the workload a run takes.
+    ///
+    /// # Errors
+    ///
+    /// Either's [`SimError`].
+    fn configured(overrides: &Overrides) -> Result<Self, SimError> {
+        let workload = Self::from_overrides(overrides)?;
+        workload.validate()?;
+        Ok(workload)
+    }
+
     /// The model this workload runs, its parameters in place: a composition of the model's
     /// parts, or a model of its own. The estimate and the run below come from it, so a
     /// workload is its parameters, their checks and this one assembly.
@@ -264,7 +275,7 @@ impl WorkloadKind {
             seed: u64,
             max: u64,
         ) -> Result<ResultRow, SimError> {
-            configured::<W>(o)?.run_within(s, seed, max)
+            W::configured(o)?.run_within(s, seed, max)
         }
         match self {
             Self::Herd => go::<herd::Herd>(overrides, strategy, seed, max_events),
@@ -295,7 +306,7 @@ impl WorkloadKind {
         fn go<W: Workload>(o: &Overrides, s: &Strategy) -> Result<Estimate, SimError> {
             // An invalid policy is refused here, as the run would refuse it.
             s.policy.build(stagger_core::SeededRng::new(0))?;
-            Ok(configured::<W>(o)?.estimate(s))
+            Ok(W::configured(o)?.estimate(s))
         }
         match self {
             Self::Herd => go::<herd::Herd>(overrides, strategy),
@@ -310,13 +321,6 @@ impl WorkloadKind {
             Self::Tail => go::<tail::Tail>(overrides, strategy),
         }
     }
-}
-
-/// A workload at its defaults with `overrides` applied and checked.
-fn configured<W: Workload>(overrides: &Overrides) -> Result<W, SimError> {
-    let workload = W::from_overrides(overrides)?;
-    workload.validate()?;
-    Ok(workload)
 }
 
 impl fmt::Display for WorkloadKind {
@@ -472,7 +476,8 @@ mod tests {
     #[test]
     fn each_workload_reads_its_overrides_and_refuses_the_others() {
         assert_eq!(each_alone().len(), 22, "every override");
-        // The lists each workload declared (its `ACCEPTS`) before its fields named them.
+        // What each workload accepts, as its parameters were listed by hand before serde
+        // read them.
         let open = ["clients", "rate", "duration", "failure_rate", "window"];
         let load = ["rate", "duration", "window"];
         for (accepted, declared) in [

@@ -36,7 +36,7 @@
 //! such a server.
 //!
 //! **A composition.** Both workloads are compositions of the parts of
-//! [`compose`](crate::model) ([`Spike::composed`], [`Ramp::composed`]): one open source
+//! [`model`](crate::model) ([`Spike::composed`], [`Ramp::composed`]): one open source
 //! whose rate follows a [`Load`], a one-way network, a dependency with a
 //! [`Service`], each attempt's timeout
 //! ([`Composed::attempt_timeout`]) and the drain after the run ([`DRAIN`]); their rows and

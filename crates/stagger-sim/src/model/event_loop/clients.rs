@@ -16,7 +16,7 @@ use crate::error::SimError;
 use crate::model::SECOND;
 use crate::model::call::{Call, HedgedCall, Settled, Step};
 use crate::model::event_loop::Loop;
-use crate::model::hosts::{DESTINATION, HOSTS};
+use crate::model::hosts::{DESTINATION, HOSTS, Hosts};
 use crate::queue::Nanos;
 
 impl<'a> Loop<'a> {
@@ -92,7 +92,10 @@ impl<'a> Loop<'a> {
             // The timeline counts requests, not their sub-requests.
             series.arrival(now);
         }
-        let parent = self.fan.as_mut().map(|fan| fan.start(now));
+        let parent = self
+            .fan
+            .as_mut()
+            .map(|fan| fan.start(now, self.model.fanout));
         for _ in 0..self.model.fanout {
             self.start(c, now, parent)?;
         }
@@ -123,7 +126,7 @@ impl<'a> Loop<'a> {
             }
             None => (false, None),
         };
-        let host = usize::from(!to_down);
+        let host = Hosts::index(to_down);
         if let Some(hosts) = self.hosts.as_mut() {
             hosts.started(to_down);
         }

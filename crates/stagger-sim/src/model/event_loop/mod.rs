@@ -157,9 +157,9 @@ impl<'a> Loop<'a> {
         if model.per_request() {
             // Each request forks its budget (if there is one), its policy's and its spread's
             // from the source's policies.
-            let mut s = streams
+            let (s, budget) = streams
                 .per_request(unlimited.is_none() && model.budget_scope == BudgetScope::Shared);
-            let budgets = match (&unlimited, s.budget.take()) {
+            let budgets = match (&unlimited, budget) {
                 (Some(none), _) => (none.clone(), None),
                 (None, Some(rng)) => budget_of(rng, None)?,
                 (None, None) => {
@@ -171,23 +171,22 @@ impl<'a> Loop<'a> {
         } else {
             match model.clients {
                 Clients::Open { sources: 1, .. } if model.dependency.replicas.is_some() => {
-                    let (mut s, pool) = streams.one_source_with_pool();
-                    let budgets = budget_of(s.budget.take().unwrap_or(SeededRng::new(0)), None)?;
+                    let (s, budget, pool) = streams.one_source_with_pool();
+                    let budgets = budget_of(budget, None)?;
                     sources.push(of(s, budgets));
                     pool_streams = Some(pool);
                 }
                 Clients::Open { sources: 1, .. } => {
-                    let mut s = streams.one_source();
-                    let budgets = budget_of(s.budget.take().unwrap_or(SeededRng::new(0)), None)?;
+                    let (s, budget) = streams.one_source();
+                    let budgets = budget_of(budget, None)?;
                     sources.push(of(s, budgets));
                 }
                 clients => {
                     let open = matches!(clients, Clients::Open { .. });
                     let mut streams = streams;
                     for _ in 0..n {
-                        let mut s = streams.next_source(open);
-                        let rng = s.budget.take().unwrap_or(SeededRng::new(0));
-                        let budgets = budget_of(rng, sources.first())?;
+                        let (s, budget) = streams.next_source(open);
+                        let budgets = budget_of(budget, sources.first())?;
                         sources.push(of(s, budgets));
                     }
                 }
@@ -246,7 +245,7 @@ impl<'a> Loop<'a> {
             series: None,
             hosts: model.dependency.two_hosts.map(|_| Hosts::default()),
             pool,
-            fan: (model.fanout > 1).then(|| Fan::new(model.fanout, nanos(model.window))),
+            fan: (model.fanout > 1).then(|| Fan::new(nanos(model.window))),
             successes_seen: 0,
         };
         match model.clients {
