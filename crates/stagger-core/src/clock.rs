@@ -202,10 +202,19 @@ impl TimelineBinding {
     #[inline]
     pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
         let given = timeline.id().get();
-        match self
-            .0
-            .compare_exchange(0, given, Ordering::AcqRel, Ordering::Acquire)
-        {
+        // Bound once, read ever after: a load, and a write only while unbound, so that runs
+        // sharing a budget do not write its cache line on every start.
+        let bound = self.0.load(Ordering::Acquire);
+        if bound == given {
+            return Ok(());
+        }
+        let swapped = if bound == 0 {
+            self.0
+                .compare_exchange(0, given, Ordering::AcqRel, Ordering::Acquire)
+        } else {
+            Err(bound)
+        };
+        match swapped {
             Ok(_) => Ok(()),
             Err(bound) if bound == given => Ok(()),
             Err(bound) => Err(ConfigError::TimelineMismatch {

@@ -1,5 +1,5 @@
-//! [`Keyed`]: the bounded table of per-destination state that the gate and the partitioned
-//! budgets share.
+//! [`Keyed`]: the bounded table of per-destination state that the gate and the budgets per
+//! destination share.
 //!
 //! A [`Gate`](crate::gate::Gate) keeps each destination's pacing, and a
 //! [`BudgetPerDestination`](crate::budget::BudgetPerDestination) set each destination's budget.
@@ -7,8 +7,8 @@
 //! `capacity` destinations (1 to [`MAX_DESTINATIONS`](crate::limits::MAX_DESTINATIONS)). When the
 //! table is full, a new destination makes room by forgetting the entry used least recently among
 //! those that may be forgotten, or is refused if none may. The table asks its owner what "used" and
-//! "may be forgotten" mean (a gate forgets any destination, idle longest first; a partitioned set
-//! only a budget no run holds), so the bound and the eviction are written once.
+//! "may be forgotten" mean (a gate forgets any destination, idle longest first; a budget per
+//! destination only one no run holds), so the bound and the eviction are written once.
 //!
 //! The table holds no lock: each owner keeps it under its own mutex, together with whatever
 //! else that lock covers (the set's generator and lookup count), so that a call takes one lock
@@ -88,6 +88,10 @@ impl<V> Keyed<V> {
         may_forget: impl Fn(&V) -> bool,
         make: impl FnOnce() -> V,
     ) -> Option<&mut V> {
+        debug_assert!(
+            !self.entries.contains_key(key),
+            "{key} is already in the table"
+        );
         if self.entries.len() >= self.capacity {
             // A scan, bounded by the capacity (see `MAX_DESTINATIONS`).
             let oldest = self

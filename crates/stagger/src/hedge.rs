@@ -15,9 +15,10 @@
 // the hooks, the trace and the outcome are the retrying driver's own (`Driver`), and the timer
 // is `timer`'s.
 //
-// Every front end hedges the same way: `Retry::hedge`, the tower `RetryLayer::hedge` and the
-// reqwest `RetryMiddleware::hedge` each keep a `Hedges` (the `Hedging` and the latencies it
-// reads) and make each request's `HedgedRetry` from a `Retry` with it. They differ only where
+// Every front end hedges the same way: `Retry::hedge` and the tower `RetryLayer::hedge` keep a
+// `Hedges` (the `Hedging` and the latencies it reads), and the reqwest `RetryMiddleware` its
+// two parts (its latencies may be given before it hedges, or without); each makes a request's
+// `HedgedRetry` from a `Retry` with a `Hedges`. They differ only where
 // their nature does: one run has no latencies of its own to read, so a delay at a quantile
 // needs them given (`HedgedRetry::latencies`), while a layer or a middleware measures its
 // requests into a sketch of its own.
@@ -92,9 +93,9 @@ impl<O, P, H> Retry<O, P, H> {
 }
 
 /// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
-/// every attempt is measured into. [`Retry::hedge`], the tower `RetryLayer::hedge` and the
-/// reqwest `RetryMiddleware::hedge` each keep one, so that which latencies a front end
-/// measures into, and how a hedged run is made of a retry, are written once.
+/// every attempt is measured into. [`Retry::hedge`] and the tower `RetryLayer::hedge` keep one,
+/// and the reqwest middleware makes one per request from its parts, so that which latencies a
+/// front end measures into, and how a hedged run is made of a retry, are written once.
 #[derive(Clone, Debug)]
 pub(crate) struct Hedges {
     pub(crate) hedging: Hedging,

@@ -346,22 +346,6 @@ pub struct HttpClassifier<W = SystemClock> {
     clock: W,
 }
 
-/// The reqwest middleware keeps its wall clock in its classifier, the part of its hooks that
-/// reads it, and classifies each response with it.
-#[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
-impl<W> HttpClassifier<W> {
-    /// A classifier on `clock`, of any type: [`with_clock`](HttpClassifier::with_clock) without
-    /// its bound, for a builder that takes any wall clock.
-    pub(crate) const fn on(clock: W) -> Self {
-        Self { clock }
-    }
-
-    /// The wall clock.
-    pub(crate) const fn wall(&self) -> &W {
-        &self.clock
-    }
-}
-
 impl HttpClassifier {
     /// A classifier that reads the operating system's wall clock ([`SystemClock`]).
     ///
@@ -379,7 +363,7 @@ impl HttpClassifier {
     }
 }
 
-impl<W: WallClock> HttpClassifier<W> {
+impl<W> HttpClassifier<W> {
     /// A classifier that reads the wall clock from `clock`: a fixed `SystemTime` in tests, any
     /// `Fn() -> SystemTime`, or any other [`WallClock`].
     ///
@@ -406,7 +390,9 @@ impl<W: WallClock> HttpClassifier<W> {
     pub const fn with_clock(clock: W) -> Self {
         Self { clock }
     }
+}
 
+impl<W: WallClock> HttpClassifier<W> {
     /// The kind of failure `response` is, or `None` if its status is not a failure:
     /// [`classify_response`] at this classifier's current wall-clock time.
     ///
@@ -425,6 +411,22 @@ impl<W: WallClock> HttpClassifier<W> {
     pub fn classify_response<B>(&self, response: &Response<B>) -> Option<Failure> {
         classify_response(response, self.clock.now())
     }
+
+    /// A successful answer's status and headers as the HTTP rules see them: below 400 nothing
+    /// is a failure, answered without reading the wall clock; above, [`classify_status`] at
+    /// this classifier's time. What the tower layer and the reqwest middleware run on every
+    /// response.
+    #[inline]
+    pub(crate) fn classify_answer(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+    ) -> Option<Failure> {
+        if status.as_u16() < 400 {
+            return None;
+        }
+        classify_status(status, headers, self.clock.now())
+    }
 }
 
 impl<B, W: WallClock> Classifier<Response<B>> for HttpClassifier<W> {
@@ -441,11 +443,7 @@ impl<B, W: WallClock> ClassifyOk<Response<B>> for HttpClassifier<W> {
 
     #[inline]
     fn classify_ok(&self, response: &Response<B>) -> Option<Failure> {
-        // Below 400 nothing is a failure: answer without reading the wall clock.
-        if response.status().as_u16() < 400 {
-            return None;
-        }
-        self.classify_response(response)
+        self.classify_answer(response.status(), response.headers())
     }
 
     #[inline]

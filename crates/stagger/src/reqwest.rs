@@ -140,7 +140,7 @@ use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::{TokioClock, WallClock};
 use crate::hedge::Hedges;
 use crate::hooks::Hooks;
-use crate::http::{HttpClassifier, classify_status, is_idempotent};
+use crate::http::{HttpClassifier, is_idempotent};
 use crate::notify::{Notify, RetryEvent};
 use crate::operation::AsyncFn;
 pub use crate::overrides::RetryOverrides;
@@ -411,7 +411,7 @@ impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
         self,
         clock: W2,
     ) -> RetryMiddleware<P, Hooks<C, HttpClassifier<W2>, S, K, B, N>> {
-        self.with_setup(|setup| setup.ok(HttpClassifier::on(clock)))
+        self.with_setup(|setup| setup.ok(HttpClassifier::with_clock(clock)))
     }
 }
 
@@ -525,7 +525,8 @@ impl<W: WallClock> ClassifyOk<Response> for StatusRules<'_, W> {
 
     #[inline]
     fn classify_ok(&self, response: &Response) -> Option<Failure> {
-        classify_status(response.status(), response.headers(), self.0.wall().now())
+        self.0
+            .classify_answer(response.status(), response.headers())
     }
 
     #[inline]
