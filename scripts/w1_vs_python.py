@@ -83,9 +83,14 @@ def stagger_side(clients, rounds):
             capture_output=True,
             text=True,
         )
-        row = next(l for l in run.stdout.splitlines() if l.startswith("| ") and "---" not in l and "policy" not in l)
-        cells = [c.strip() for c in row.strip("|").split("|")]
-        writes[name] = float(cells[8])
+        # The table's columns are the workload's own: find `writes_per_round` by its header.
+        rows = [
+            [c.strip() for c in l.strip().strip("|").split("|")]
+            for l in run.stdout.splitlines()
+            if l.startswith("| ") and "---" not in l
+        ]
+        header, row = rows[0], rows[1]
+        writes[name] = float(row[header.index("writes_per_round")])
         found = re.search(r"events in ([0-9.]+) s", run.stderr + run.stdout)
         if not found:
             sys.exit(f"error: no --stats line from stagger's {name} run:\n{run.stderr}")
