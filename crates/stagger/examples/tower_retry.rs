@@ -50,7 +50,7 @@ mod example {
             .budget(budget)
             // Classify the client's errors deliberately: hyper-util marks the ones raised
             // before the request was sent, which had no effect.
-            .classify_errors(|e: &hyper_util::client::legacy::Error| {
+            .classify(|e: &hyper_util::client::legacy::Error| {
                 if e.is_connect() {
                     Failure::Rejected
                 } else {

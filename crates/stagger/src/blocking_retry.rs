@@ -1,20 +1,106 @@
-//! The blocking executor: the same builder and driver as the async one, run with
-//! [`call`](Retry::call).
+//! The blocking executor: [`BlockingRetry`], with the same settings and driver as the async
+//! one, run with [`call`](BlockingRetry::call).
 //!
 //! A blocking attempt cannot be cancelled. The executor tells each attempt the time left, so it
 //! can bound its own I/O, and checks the deadline as soon as the attempt returns.
 
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
 use stagger_core::engine::Attempt;
-use stagger_core::{IntoPolicy, MonotonicClock};
+use stagger_core::{IntoPolicy, MonotonicClock, SeededRng, Timestamp};
 
 use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 use crate::classify::ByKind;
 use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
 use crate::hooks::{Hooks, HooksFor};
 use crate::nesting;
-use crate::operation::{BlockingFn, BlockingOperation};
-use crate::retry::Retry;
+use crate::operation::{AsyncOperation, BlockingFn, BlockingOperation, Operation};
+use crate::retry::Parts;
+use crate::setup::Setup;
+use crate::surface::{Fails, Succeeds, surface};
 use crate::trace;
+
+/// A blocking retry: the operation, its policy, its
+/// [`Settings`](stagger_core::engine::Settings) and its [`Hooks`], run on the calling thread
+/// with [`call`](BlockingRetry::call). Its settings are the async [`Retry`](crate::Retry)'s,
+/// by the same names (see the [list](crate::surface)), except hedging, which needs attempts in
+/// flight side by side.
+#[must_use = "a blocking retry does nothing until it is called: `.call()`"]
+pub struct BlockingRetry<O, P, H = BlockingHooks> {
+    parts: Parts<O, P, H>,
+}
+
+impl<O, P, H> BlockingRetry<O, P, H> {
+    /// The same retry with the setup `f` makes of its own: every setting is one call of this.
+    #[inline]
+    fn map_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> BlockingRetry<O, P, H2> {
+        BlockingRetry {
+            parts: self.parts.map_setup(f),
+        }
+    }
+
+    /// One end-to-end deadline at `deadline` on the executor's clock's timeline: a setting of
+    /// one call; see [`Retry::deadline`](crate::Retry::deadline).
+    pub fn deadline(mut self, deadline: Timestamp) -> Self {
+        let setup = &mut self.parts.setup;
+        setup.settings = setup.settings.with_deadline(deadline);
+        self
+    }
+
+    /// The destination this call goes to, which a [`gate`](BlockingRetry::gate) paces it by;
+    /// see [`Retry::destination`](crate::Retry::destination).
+    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.parts.destination = Some(key.into());
+        self
+    }
+
+    /// Draws the spread above a server-directed wait from `rng`; see
+    /// [`Retry::spread_rng`](crate::Retry::spread_rng).
+    pub fn spread_rng(mut self, rng: SeededRng) -> Self {
+        self.parts.spread_rng = Some(rng);
+        self
+    }
+}
+
+impl<O: Operation, P, H> Fails<O::Error> for BlockingRetry<O, P, H> {}
+
+impl<O: Operation, P, H> Succeeds<O::Value> for BlockingRetry<O, P, H> {}
+
+surface! {
+    front: BlockingRetry<O, P>,
+    generics: [O, P,],
+    where: [],
+    setup: |this| this.parts.setup,
+    map: map_setup,
+    sleeper: [BlockingSleeper],
+    budget: [Sized],
+    gate: [],
+}
+
+/// A blocking retry is not a future: awaiting one fails to compile with the message of
+/// [`AsyncOperation`], which names [`call`](BlockingRetry::call). This impl exists for that
+/// message alone: a blocking operation is never an async one, so it never applies.
+impl<O, P, H> Future for BlockingRetry<O, P, H>
+where
+    O: AsyncOperation + BlockingOperation,
+{
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        unreachable!("no operation is both blocking and async")
+    }
+}
+
+impl<O, P, H> std::fmt::Debug for BlockingRetry<O, P, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockingRetry")
+            .field("settings", &self.parts.setup.settings)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The hooks of a blocking retry by default: the thread's sleep and the monotonic clock.
 pub type BlockingHooks = Hooks<ByKind, (), ThreadSleeper, MonotonicClock>;
@@ -36,16 +122,18 @@ pub type BlockingHooks = Hooks<ByKind, (), ThreadSleeper, MonotonicClock>;
 /// .call();
 /// assert_eq!(result.unwrap(), 2);
 /// ```
-pub fn retry<P, F, T, E>(policy: P, op: F) -> Retry<BlockingFn<F>, P, BlockingHooks>
+pub fn retry<P, F, T, E>(policy: P, op: F) -> BlockingRetry<BlockingFn<F>, P, BlockingHooks>
 where
     P: IntoPolicy,
     F: FnMut(Attempt) -> Result<T, E>,
 {
-    Retry::new(
-        BlockingFn(op),
-        policy,
-        Hooks::with_time(ThreadSleeper, MonotonicClock::new()),
-    )
+    BlockingRetry {
+        parts: Parts::new(
+            BlockingFn(op),
+            policy,
+            Hooks::with_time(ThreadSleeper, MonotonicClock::new()),
+        ),
+    }
 }
 
 /// `.retry(policy)` on any blocking operation that takes no arguments: the blocking twin of
@@ -71,7 +159,7 @@ pub trait BlockingRetryable<T, E>: Sized {
     fn retry<P: IntoPolicy>(
         self,
         policy: P,
-    ) -> Retry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks>;
+    ) -> BlockingRetry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks>;
 }
 
 impl<F, T, E> BlockingRetryable<T, E> for F
@@ -81,12 +169,12 @@ where
     fn retry<P: IntoPolicy>(
         mut self,
         policy: P,
-    ) -> Retry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks> {
+    ) -> BlockingRetry<BlockingFn<impl FnMut(Attempt) -> Result<T, E>>, P, BlockingHooks> {
         retry(policy, move |_: Attempt| self())
     }
 }
 
-impl<O, P, H> Retry<O, P, H>
+impl<O, P, H> BlockingRetry<O, P, H>
 where
     O: BlockingOperation,
     P: IntoPolicy,
@@ -103,12 +191,12 @@ where
         self.call_outcome().result
     }
 
-    /// Like [`call`](Retry::call), and also reports what the executor did, on success too.
+    /// Like [`call`](BlockingRetry::call), and also reports what the executor did, on success too.
     #[inline]
     pub fn call_outcome(self) -> OutcomeOf<O, H> {
         let span = trace::RunSpan::new();
         let _span = span.enter();
-        let mut driver = match Driver::start(self) {
+        let mut driver = match Driver::start(self.parts) {
             Ok(driver) => driver,
             Err(outcome) => return outcome,
         };

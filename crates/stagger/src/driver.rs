@@ -14,11 +14,11 @@ use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{Clock, Failure, IntoPolicy, Policy, SeededRng, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
-use crate::hooks::{HookSet, Hooks, HooksFor};
+use crate::hooks::{HookSet, Hooks, HooksFor, RunBudget};
 use crate::nesting;
 use crate::notify::{self, Notify};
 use crate::operation::Operation;
-use crate::retry::Retry;
+use crate::retry::Parts;
 use crate::retry_error::{Last, Outcome, RetryError};
 use crate::setup::Setup;
 use crate::trace;
@@ -36,9 +36,12 @@ pub(crate) type ResultOf<O, H> = Result<
     RetryError<<O as Operation>::Error, Kept<O, <H as HookSet>::Ok>>,
 >;
 
+/// The budget of one run of a front end whose hooks are `H`.
+pub(crate) type RunBudgetOf<H> = <<H as HookSet>::Budget as RunBudget>::Budget;
+
 /// A started run and the parts that drive it.
-pub(crate) struct Driver<O: Operation, Pol, H: HookSet> {
-    pub(crate) run: Run<Pol, H::Budget>,
+pub(crate) struct Driver<O: Operation, Pol, H: HookSet<Budget: RunBudget>> {
+    pub(crate) run: Run<Pol, RunBudgetOf<H>>,
     pub(crate) op: O,
     pub(crate) classifier: H::Classifier,
     pub(crate) ok: H::Ok,
@@ -287,10 +290,9 @@ impl<O, Pol, H> Driver<O, Pol, H>
 where
     O: Operation,
     Pol: Policy,
-    H: HookSet,
-    H::Budget: Budget,
+    H: HookSet<Budget: RunBudget>,
 {
-    /// Starts the run of `retry` at `now` on its clock: the policy checked and made, nesting
+    /// Starts the run of `parts` at `now` on its clock: the policy checked and made, nesting
     /// detected in the thread or task that runs it.
     ///
     /// # Errors
@@ -300,20 +302,21 @@ where
     /// ([`ConfigError::TimelineMismatch`](stagger_core::ConfigError::TimelineMismatch)): no attempt,
     /// with [`StopReason::InvalidConfig`] and the error.
     #[inline(always)]
-    pub(crate) fn start<P>(retry: Retry<O, P, H>) -> Result<Self, OutcomeOf<O, H>>
+    pub(crate) fn start<P>(parts: Parts<O, P, H>) -> Result<Self, OutcomeOf<O, H>>
     where
         P: IntoPolicy<Policy = Pol>,
         H::Clock: Clock,
         H::Ok: ClassifyOk<O::Value>,
         H::Notify: Notify<O::Value, O::Error>,
     {
-        let Retry {
+        let Parts {
             op,
             policy,
             setup: Setup { settings, hooks },
             attempt_limit,
             spread_rng,
-        } = retry;
+            destination,
+        } = parts;
         let Hooks {
             classifier,
             ok,
@@ -322,6 +325,7 @@ where
             budget,
             mut notify,
         } = hooks.into_parts();
+        let budget = budget.for_run(destination);
         let now = clock.now();
         // A shared budget or gate compares times of one timeline: the run's clock must be on
         // the one it keeps (the first run's), checked before anything reaches it.

@@ -1,103 +1,29 @@
-//! The futures an async retry becomes: what `.await` and [`Retry::outcome`] run.
-//!
-//! `.await` needs none of these names: they are for storing a retry in a struct or returning
-//! one from a function. Awaiting a [`Retry`] is a [`RetryFuture`], yielding the operation's
-//! result; its [`outcome`](Retry::outcome) is a [`RetryOutcomeFuture`], yielding the
-//! [`Outcome`] with the run's summary. A hedged run's are in
-//! [`hedge`](crate::hedge).
+//! The future of an async retry's [`outcome`](crate::Retry::outcome): a
+//! [`RetryOutcomeFuture`], yielding the [`Outcome`](crate::Outcome) with the run's summary.
+//! A [`Retry`](crate::Retry) is a future itself, yielding the operation's result; a hedged
+//! run's are in [`hedge`](crate::hedge).
 
-// The async executor: a `Retry` awaited, and the one async driver every integration runs on.
+// The async executor: a `Retry` polled, and the one async driver every integration runs on.
 // The tower layer and the reqwest middleware are operations driven by this same future, so the
 // re-sleep after an early wake and the yield after a zero delay are written here once; the
 // deadline's timer and its guard against timers that fire early are `timer`'s, shared with the
 // hedging driver.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use pin_project_lite::pin_project;
 use stagger_core::{IntoPolicy, Timestamp};
 
-use crate::driver::{After, Driver, OutcomeOf, Pace, ResultOf};
-use crate::hooks::{HookSet, HooksFor};
+use crate::driver::{After, Driver, OutcomeOf, Pace};
+use crate::hooks::{HookSet, HooksFor, RunBudget};
 use crate::nesting;
 use crate::operation::AsyncOperation;
-use crate::retry::Retry;
-use crate::retry_error::{Outcome, RetryError};
-use crate::sleep::Sleeper;
+use crate::retry::Parts;
+use crate::sleep::{MaybeSleeper, Sleeper};
 use crate::timer::{self, EarlyFires};
 use crate::trace;
-
-impl<O, P, H> Retry<O, P, H>
-where
-    O: AsyncOperation,
-    P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
-{
-    /// Runs the retries and yields the [`Outcome`](crate::Outcome): the result and the run's
-    /// summary, which `.await` alone does not report.
-    pub fn outcome(self) -> RetryOutcomeFuture<O, P, H> {
-        RetryOutcomeFuture {
-            start: Some(self),
-            driver: None,
-            span: trace::RunSpan::new(),
-            timer: None,
-            state: State::Start,
-        }
-    }
-}
-
-// A `.await` that this impl does not fit fails as "`Retry<…>` is not a future": rustc does not
-// say which bound failed, because std's `IntoFuture` for every `Future` also applies, but it
-// shows these lines, so each bound names its fix on its line. The compile-fail tests pin it.
-impl<O, P, H> IntoFuture for Retry<O, P, H>
-where
-    O: AsyncOperation,
-    P: IntoPolicy,
-    H: HooksFor<O>, // errors that do not implement `Classify`: pass `.classify(|e| ...)`
-    H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
-{
-    type Output = ResultOf<O, H>;
-    type IntoFuture = RetryFuture<O, P, H>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        ResultFuture::new(self.outcome())
-    }
-}
-
-/// The future of `.await` on a [`Retry`]: the operation's result.
-pub type RetryFuture<O, P, H> = ResultFuture<RetryOutcomeFuture<O, P, H>>;
-
-pin_project! {
-    /// The future of `.await` on a run: the result of the [`Outcome`](crate::Outcome) that
-    /// `F` yields, without its summary ([`RetryFuture`], and
-    /// [`HedgedRetryFuture`](crate::hedge::HedgedRetryFuture) for a hedged run).
-    #[must_use = "futures do nothing unless polled"]
-    pub struct ResultFuture<F> {
-        #[pin]
-        inner: F,
-    }
-}
-
-impl<F> ResultFuture<F> {
-    pub(crate) fn new(inner: F) -> Self {
-        Self { inner }
-    }
-}
-
-impl<F, T, E, K> Future for ResultFuture<F>
-where
-    F: Future<Output = Outcome<T, E, K>>,
-{
-    type Output = Result<T, RetryError<E, K>>;
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().inner.poll(cx).map(|outcome| outcome.result)
-    }
-}
 
 pin_project! {
     #[project = StateProj]
@@ -126,26 +52,26 @@ pin_project! {
     where
         O: AsyncOperation,
         P: IntoPolicy,
-        H: HookSet,
-        H::Sleeper: Sleeper,
+        H: HookSet<Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
     {
-        start: Option<Retry<O, P, H>>,
+        start: Option<Parts<O, P, H>>,
         driver: Option<Driver<O, P::Policy, H>>,
         span: trace::RunSpan,
         // The deadline's timer, armed when an attempt first has to wait: for the run's
         // deadline, or, with an attempt timeout, afresh for each attempt's own expiry.
         #[pin]
-        timer: Option<<H::Sleeper as Sleeper>::Sleep>,
+        timer: Option<<H::Sleeper as MaybeSleeper>::Sleep>,
         #[pin]
-        state: State<O::Attempt, <H::Sleeper as Sleeper>::Sleep>,
+        state: State<O::Attempt, <H::Sleeper as MaybeSleeper>::Sleep>,
     }
 
     impl<O, P, H> PinnedDrop for RetryOutcomeFuture<O, P, H>
     where
         O: AsyncOperation,
         P: IntoPolicy,
-        H: HookSet,
-        H::Sleeper: Sleeper,
+        H: HookSet<Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
     {
         // Dropped during a wait (a caller's timeout, a cancelled request): the retry the
         // budget granted for the next attempt is not sent, so it goes back.
@@ -155,6 +81,42 @@ pin_project! {
             if let Some(driver) = this.project().driver.as_mut() {
                 driver.run.cancel();
             }
+        }
+    }
+}
+
+impl<O, P, H> RetryOutcomeFuture<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HookSet<Budget: RunBudget>,
+    H::Sleeper: MaybeSleeper,
+{
+    /// The future of a run of `parts`, started on its first poll.
+    #[inline]
+    pub(crate) fn new(parts: Parts<O, P, H>) -> Self {
+        Self {
+            start: Some(parts),
+            driver: None,
+            span: trace::RunSpan::new(),
+            timer: None,
+            state: State::Start,
+        }
+    }
+
+    /// The parts of a run not started yet.
+    pub(crate) fn into_parts(mut self) -> Parts<O, P, H> {
+        match self.start.take() {
+            Some(parts) => parts,
+            None => unreachable!("a retry's settings are set before it is polled"),
+        }
+    }
+
+    /// The parts of a run not started yet, to set in place.
+    pub(crate) fn parts_mut(&mut self) -> &mut Parts<O, P, H> {
+        match self.start.as_mut() {
+            Some(parts) => parts,
+            None => unreachable!("a retry's settings are set before it is polled"),
         }
     }
 }
@@ -174,8 +136,8 @@ where
         let _span = this.span.enter();
         // Times the deadline's timer fired before the deadline in this poll.
         let mut early_fires = EarlyFires::new();
-        if let Some(retry) = this.start.take() {
-            match Driver::start(retry) {
+        if let Some(parts) = this.start.take() {
+            match Driver::start(parts) {
                 Ok(driver) => *this.driver = Some(driver),
                 Err(outcome) => {
                     this.state.set(State::Done);

@@ -1,10 +1,8 @@
-//! Hedged runs on the async executor: the [`HedgedRetry`] that [`Retry::hedge`] returns, and
-//! the futures it becomes.
+//! Hedged runs on the async executor: the [`HedgedRetry`] that [`Retry::hedge`] returns, a
+//! future itself, and the future of its [`outcome`](HedgedRetry::outcome).
 //!
 //! [`Hedging`] (in the engine) says when each copy goes out; [`Retry::hedge`] says what holds
-//! as for a retried run. As for a [`Retry`], `.await` needs none of these names: they are for
-//! storing a hedged run in a struct or returning one from a function. Awaiting a
-//! [`HedgedRetry`] is a [`HedgedRetryFuture`], yielding the operation's result; its
+//! as for a retried run. A [`HedgedRetry`] yields the operation's result; its
 //! [`outcome`](HedgedRetry::outcome) is a [`HedgedRetryOutcomeFuture`], yielding the
 //! [`Outcome`] with the run's summary.
 
@@ -15,15 +13,14 @@
 // the hooks, the trace and the outcome are the retrying driver's own (`Driver`), and the timer
 // is `timer`'s.
 //
-// Every front end hedges the same way: `Retry::hedge` and the tower `RetryLayer::hedge` keep a
-// `Hedges` (the `Hedging` and the latencies it reads), and the reqwest `RetryMiddleware` its
-// two parts (its latencies may be given before it hedges, or without); each makes a request's
-// `HedgedRetry` from a `Retry` with a `Hedges`. They differ only where
+// Every front end hedges the same way: its one `hedge` setting (`surface.rs`) makes a `Hedges`
+// (the `Hedging` and the latencies it reads) and the front end's hedged form keeps it; each
+// request's `HedgedRetry` is made of its run's parts and a `Hedges`. They differ only where
 // their nature does: one run has no latencies of its own to read, so a delay at a quantile
 // needs them given (`HedgedRetry::latencies`), while a layer or a middleware measures its
 // requests into a sketch of its own.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
@@ -35,62 +32,16 @@ use stagger_core::{ConfigError, Failure, IntoPolicy, Timestamp};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
-use crate::future::ResultFuture;
-use crate::hooks::HooksFor;
+use crate::hooks::{HookSet, HooksFor, RunBudget};
 use crate::nesting;
 use crate::operation::AsyncOperation;
-use crate::retry::Retry;
+use crate::retry::{Parts, Retry};
+use crate::surface::Hedge as HedgeFront;
 use crate::retry_error::{Last, Outcome};
-use crate::sleep::Sleeper;
+use crate::sleep::{MaybeSleeper, Sleeper};
 use crate::timer::{self, EarlyFires};
 use crate::trace;
 use stagger_core::Clock;
-
-impl<O, P, H> Retry<O, P, H> {
-    /// Hedges instead of retrying: sends the first attempt at once and another each time
-    /// `hedging`'s delay passes without an answer, up to its `max_attempts` in all, and takes
-    /// the first success, cancelling the rest (gRPC's `hedgingPolicy`; see [`Hedging`] for the
-    /// rules). The policy's delays are not used.
-    ///
-    /// Everything else holds as for a retried run: the one deadline bounds every attempt, an
-    /// attempt timeout cancels an attempt that outlives it (a timeout, after which the next
-    /// hedge goes at once), every hedge is a retry the budget may refuse, and an operation
-    /// that is not idempotent is never in flight twice. A delay at a latency quantile needs
-    /// the latencies measured across runs: give them with [`HedgedRetry::latencies`].
-    ///
-    /// The hook hears why the run gave up, if it does; its retry events are for retries, which
-    /// a hedged run does not make. With the `tracing` feature each hedge sent and each attempt
-    /// that fails while the run goes on is a `debug` event ("hedging", "hedged attempt
-    /// failed").
-    ///
-    /// ```
-    /// # #[cfg(feature = "tokio")]
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// use std::time::Duration;
-    /// use stagger::engine::Hedging;
-    /// use stagger::policy::NoRetry;
-    ///
-    /// let value = stagger::retry(NoRetry::new(), |attempt| async move {
-    ///     // The first attempt hangs; the hedge sent 5 ms later answers, and the first is
-    ///     // cancelled.
-    ///     if attempt.number == 1 {
-    ///         std::future::pending::<()>().await;
-    ///     }
-    ///     Ok::<_, std::io::Error>(attempt.number)
-    /// })
-    /// .hedge(Hedging::fixed(Duration::from_millis(5), 2))
-    /// .await
-    /// .unwrap();
-    /// assert_eq!(value, 2);
-    /// # }
-    /// # #[cfg(not(feature = "tokio"))]
-    /// # fn main() {}
-    /// ```
-    pub fn hedge(self, hedging: Hedging) -> HedgedRetry<O, P, H> {
-        Hedges::for_one_run(hedging).hedge(self)
-    }
-}
 
 /// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
 /// every attempt is measured into. [`Retry::hedge`] and the tower `RetryLayer::hedge` keep one,
@@ -103,23 +54,13 @@ pub(crate) struct Hedges {
 }
 
 impl Hedges {
-    /// For one run: latencies only when given ([`HedgedRetry::latencies`]); a run's own attempts
-    /// alone could not tell its first hedge when to go.
-    pub(crate) const fn for_one_run(hedging: Hedging) -> Self {
-        Self {
-            hedging,
-            latencies: None,
-        }
-    }
-
-    /// For a front end that runs many requests: the latencies `given`, or else, for a delay at
-    /// a quantile, a sketch of its own, which all its requests measure into and read.
-    #[cfg(any(feature = "tower", feature = "reqwest"))]
-    pub(crate) fn for_requests(hedging: Hedging, given: Option<Arc<LatencySketch>>) -> Self {
-        let latencies = given.or_else(|| {
-            matches!(hedging.delay(), HedgeDelay::Quantile(_))
-                .then(|| Arc::new(LatencySketch::new()))
-        });
+    /// For a front end that runs `many_requests`, a sketch of its own for a delay at a
+    /// quantile, which all its requests measure into and read; for one run, latencies only
+    /// when given ([`HedgedRetry::latencies`]): a run's own attempts alone could not tell its
+    /// first hedge when to go.
+    pub(crate) fn new(hedging: Hedging, many_requests: bool) -> Self {
+        let latencies = (many_requests && matches!(hedging.delay(), HedgeDelay::Quantile(_)))
+            .then(|| Arc::new(LatencySketch::new()));
         Self { hedging, latencies }
     }
 
@@ -128,33 +69,53 @@ impl Hedges {
         self.latencies = Some(latencies);
     }
 
-    /// The hedged run of `retry`.
+    /// The hedged run of `parts`.
     #[inline]
-    pub(crate) fn hedge<O, P, H>(self, retry: Retry<O, P, H>) -> HedgedRetry<O, P, H> {
+    pub(crate) fn hedge<O, P, H>(self, parts: Parts<O, P, H>) -> HedgedRetry<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
+    {
         HedgedRetry {
-            retry,
-            hedges: self,
+            run: HedgedRetryOutcomeFuture {
+                start: Some((parts, self)),
+                run: None,
+                span: trace::RunSpan::new(),
+                timer: None,
+            },
         }
     }
 }
 
-/// A [`Retry`] that hedges ([`Retry::hedge`]): await it for the operation's result, or call
-/// [`outcome`](HedgedRetry::outcome) for the summary too.
-#[must_use = "a hedged run does nothing unless awaited"]
-pub struct HedgedRetry<O, P, H> {
-    retry: Retry<O, P, H>,
-    hedges: Hedges,
+impl<O, P, H> HedgeFront<HedgedRetry<O, P, H>> for Retry<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+    H::Sleeper: MaybeSleeper,
+{
+    const MANY_REQUESTS: bool = false;
+
+    fn hedged(self, hedges: Hedges) -> HedgedRetry<O, P, H> {
+        hedges.hedge(self.into_parts())
+    }
 }
 
-impl<O, P, H> HedgedRetry<O, P, H> {
-    /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
-    /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
-    /// attempt cancelled because another won is measured for as long as it ran, a lower bound
-    /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
-    /// of it.
-    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.hedges.latencies(latencies);
-        self
+pin_project! {
+    /// A [`Retry`] that hedges ([`Retry::hedge`]), itself a [`Future`]: await it for the
+    /// operation's result, or call [`outcome`](HedgedRetry::outcome) for the summary too.
+    #[must_use = "a hedged run does nothing unless awaited"]
+    pub struct HedgedRetry<O, P, H>
+    where
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
+    {
+        #[pin]
+        run: HedgedRetryOutcomeFuture<O, P, H>,
     }
 }
 
@@ -162,38 +123,42 @@ impl<O, P, H> HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
-    H: HooksFor<O>,
-    H::Sleeper: Sleeper,
+    H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+    H::Sleeper: MaybeSleeper,
 {
+    /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
+    /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
+    /// attempt cancelled because another won is measured for as long as it ran, a lower bound
+    /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
+    /// of it.
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        if let Some((_, hedges)) = self.run.start.as_mut() {
+            hedges.latencies(latencies);
+        }
+        self
+    }
+
     /// Runs the hedged attempts and yields the [`Outcome`]: the result and the run's summary.
     pub fn outcome(self) -> HedgedRetryOutcomeFuture<O, P, H> {
-        HedgedRetryOutcomeFuture {
-            start: Some(self),
-            run: None,
-            span: trace::RunSpan::new(),
-            timer: None,
-        }
+        self.run
     }
 }
 
-// As for `Retry` (see `future.rs`): rustc shows these lines when an `.await` does not fit.
-impl<O, P, H> IntoFuture for HedgedRetry<O, P, H>
+// One `Future` impl, so that a bound it misses is what rustc reports, with its own message.
+impl<O, P, H> Future for HedgedRetry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,
-    H: HooksFor<O>, // errors that do not implement `Classify`: pass `.classify(|e| ...)`
-    H::Sleeper: Sleeper, // without the `tokio` feature: pass `.sleeper(...)`
+    H: HooksFor<O>,
+    H::Sleeper: Sleeper,
 {
     type Output = ResultOf<O, H>;
-    type IntoFuture = HedgedRetryFuture<O, P, H>;
 
-    fn into_future(self) -> Self::IntoFuture {
-        ResultFuture::new(self.outcome())
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().run.poll(cx).map(|outcome| outcome.result)
     }
 }
-
-/// The future of `.await` on a [`HedgedRetry`]: the operation's result.
-pub type HedgedRetryFuture<O, P, H> = ResultFuture<HedgedRetryOutcomeFuture<O, P, H>>;
 
 /// An attempt in flight.
 struct Flying<F> {
@@ -205,7 +170,11 @@ struct Flying<F> {
 }
 
 /// A started hedged run.
-struct Running<O: AsyncOperation, Pol, H: HooksFor<O>> {
+struct Running<O, Pol, H>
+where
+    O: AsyncOperation,
+    H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+{
     driver: Driver<O, Pol, H>,
     hedger: Hedger,
     latencies: Option<Arc<LatencySketch>>,
@@ -227,15 +196,15 @@ pin_project! {
     where
         O: AsyncOperation,
         P: IntoPolicy,
-        H: HooksFor<O>,
-        H::Sleeper: Sleeper,
+        H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
     {
-        start: Option<HedgedRetry<O, P, H>>,
+        start: Option<(Parts<O, P, H>, Hedges)>,
         run: Option<Running<O, P::Policy, H>>,
         span: trace::RunSpan,
         // Wakes the run for the next hedge, the next attempt's expiry or the deadline.
         #[pin]
-        timer: Option<<H::Sleeper as Sleeper>::Sleep>,
+        timer: Option<<H::Sleeper as MaybeSleeper>::Sleep>,
     }
 }
 
@@ -259,8 +228,8 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let _span = this.span.enter();
-        if let Some(hedged) = this.start.take() {
-            match start(hedged) {
+        if let Some((parts, hedges)) = this.start.take() {
+            match start(parts, hedges) {
                 Ok(run) => *this.run = Some(run),
                 Err(outcome) => return Poll::Ready(outcome),
             }
@@ -301,17 +270,16 @@ where
 }
 
 /// Starts the run of `hedged`: the driver's start, then the hedging checked.
-fn start<O, P, H>(hedged: HedgedRetry<O, P, H>) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
+fn start<O, P, H>(
+    parts: Parts<O, P, H>,
+    Hedges { hedging, latencies }: Hedges,
+) -> Result<Running<O, P::Policy, H>, OutcomeOf<O, H>>
 where
     O: AsyncOperation,
     P: IntoPolicy,
     H: HooksFor<O>,
 {
-    let HedgedRetry {
-        retry,
-        hedges: Hedges { hedging, latencies },
-    } = hedged;
-    let mut driver = Driver::start(retry)?;
+    let mut driver = Driver::start(parts)?;
     let invalid = match (hedging.validate(), hedging.delay(), &latencies) {
         (Err(error), ..) => Some(error),
         (Ok(()), HedgeDelay::Quantile(_), None) => Some(ConfigError::Unusable {

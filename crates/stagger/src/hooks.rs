@@ -2,13 +2,12 @@
 
 use std::fmt;
 
-use stagger_core::Clock;
-#[cfg(feature = "tower")]
 use std::sync::Arc;
 
-#[cfg(feature = "tower")]
+use stagger_core::Clock;
 use stagger_core::budget::PerDestination;
 use stagger_core::engine::{Budget, Unlimited};
+use stagger_core::gate::{Gate, GatedBudget};
 
 use crate::classify::{ByKind, Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
@@ -141,6 +140,67 @@ where
     hooks.budget(budget)
 }
 
+/// What a run's budget is made of, from the budget its front end holds: the budget itself, or
+/// for a front end behind a gate ([`Gated`]), a [`GatedBudget`] under the run's destination.
+/// The executors ask for it once per run, when it starts; implemented by every [`Budget`] and
+/// by [`Gated`].
+pub trait RunBudget {
+    /// The budget of one run.
+    type Budget: Budget;
+
+    /// The budget of a run to `destination` (`None`: the one destination of a gate's runs
+    /// that name none).
+    #[doc(hidden)]
+    fn for_run(self, destination: Option<Arc<str>>) -> Self::Budget;
+}
+
+impl<B: Budget> RunBudget for B {
+    type Budget = B;
+
+    #[inline(always)]
+    fn for_run(self, _destination: Option<Arc<str>>) -> B {
+        self
+    }
+}
+
+/// A budget `B` behind a [`Gate`]: what `.gate(gate)` makes of the budget set before it, on
+/// every front end. Each run's budget is a [`GatedBudget`] under the run's destination: the
+/// executors' [`destination`](crate::Retry::destination) (one key for all runs that name
+/// none), or each request's host and port in the HTTP layers, whose budget `B` is a
+/// [`PerDestination`].
+#[derive(Clone, Debug)]
+pub struct Gated<B> {
+    gate: Arc<Gate>,
+    budget: B,
+}
+
+impl<B> Gated<B> {
+    /// `budget` behind `gate`.
+    pub(crate) const fn new(gate: Arc<Gate>, budget: B) -> Self {
+        Self { gate, budget }
+    }
+}
+
+impl<B: Budget> RunBudget for Gated<B> {
+    type Budget = GatedBudget<B>;
+
+    #[inline]
+    fn for_run(self, destination: Option<Arc<str>>) -> GatedBudget<B> {
+        let key = destination.unwrap_or_else(|| Arc::from(""));
+        GatedBudget::new(self.budget, self.gate, key)
+    }
+}
+
+impl<D: PerDestination> PerDestination for Gated<D> {
+    type Budget = GatedBudget<D::Budget>;
+
+    fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget {
+        let key = key();
+        let budget = self.budget.for_destination(|| Arc::clone(&key));
+        GatedBudget::new(budget, Arc::clone(&self.gate), key)
+    }
+}
+
 /// Names the parts of a [`Hooks`], so that the executors' types need one parameter for all
 /// of them. Implemented by [`Hooks`] alone.
 pub trait HookSet: sealed::Sealed {
@@ -163,6 +223,20 @@ pub trait HookSet: sealed::Sealed {
     fn into_parts(
         self,
     ) -> Hooks<Self::Classifier, Self::Ok, Self::Sleeper, Self::Clock, Self::Budget, Self::Notify>;
+
+    /// The parts, borrowed.
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity)]
+    fn parts(
+        &self,
+    ) -> Hooks<
+        &Self::Classifier,
+        &Self::Ok,
+        &Self::Sleeper,
+        &Self::Clock,
+        &Self::Budget,
+        &Self::Notify,
+    >;
 }
 
 impl<C, V, S, K, B, N> sealed::Sealed for Hooks<C, V, S, K, B, N> {}
@@ -179,6 +253,18 @@ impl<C, V, S, K, B, N> HookSet for Hooks<C, V, S, K, B, N> {
     fn into_parts(self) -> Self {
         self
     }
+
+    #[inline(always)]
+    fn parts(&self) -> Hooks<&C, &V, &S, &K, &B, &N> {
+        Hooks {
+            classifier: &self.classifier,
+            ok: &self.ok,
+            sleeper: &self.sleeper,
+            clock: &self.clock,
+            budget: &self.budget,
+            notify: &self.notify,
+        }
+    }
 }
 
 /// Hooks fit to drive the operation `O`: an error classifier of its errors, a value classifier
@@ -189,7 +275,7 @@ pub trait HooksFor<O: Operation>:
         Classifier: Classifier<O::Error>,
         Ok: ClassifyOk<O::Value>,
         Clock: Clock,
-        Budget: Budget,
+        Budget: RunBudget,
         Notify: Notify<O::Value, O::Error>,
     >
 {
@@ -202,7 +288,7 @@ where
     H::Classifier: Classifier<O::Error>,
     H::Ok: ClassifyOk<O::Value>,
     H::Clock: Clock,
-    H::Budget: Budget,
+    H::Budget: RunBudget,
     H::Notify: Notify<O::Value, O::Error>,
 {
 }

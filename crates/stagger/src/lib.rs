@@ -105,7 +105,7 @@
 #![warn(missing_docs)]
 
 mod blocking_retry;
-pub mod blocking_sleep;
+mod blocking_sleep;
 pub mod classify;
 pub mod clock;
 mod driver;
@@ -127,6 +127,7 @@ mod retry;
 mod retry_error;
 mod setup;
 pub mod sleep;
+pub mod surface;
 mod timer;
 #[cfg(feature = "tower")]
 pub mod tower;
@@ -147,9 +148,9 @@ pub use stagger_core::{
 };
 
 /// The blocking executor: [`blocking::retry`] and [`blocking::BlockingRetryable`], with the
-/// same builder as the async one, run with [`Retry::call`].
+/// same settings as the async one, run with [`BlockingRetry::call`].
 pub mod blocking {
-    pub use crate::blocking_retry::{BlockingHooks, BlockingRetryable, retry};
+    pub use crate::blocking_retry::{BlockingHooks, BlockingRetry, BlockingRetryable, retry};
     pub use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 }
 

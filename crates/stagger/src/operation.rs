@@ -19,6 +19,11 @@ pub trait Operation {
 }
 
 /// An operation whose attempts are futures, for the async executor.
+#[diagnostic::on_unimplemented(
+    message = "a blocking retry runs with `.call()`, not `.await`: `{Self}` is not an async operation",
+    label = "this blocking retry is awaited",
+    note = "run it with `.call()` (on a thread that may block), or retry an async operation with `stagger::retry`"
+)]
 pub trait AsyncOperation: Operation {
     /// The future of one attempt.
     type Attempt: Future<Output = Result<Self::Value, Self::Error>>;

@@ -90,8 +90,7 @@
 //! # Example
 //!
 //! ```no_run
-//! use std::time::Duration;
-//! use stagger::policy::ExponentialFullJitter;
+//! //! use stagger::policy::ExponentialFullJitter;
 //! use stagger::reqwest::{RetryMiddleware, RetryOverrides};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -121,7 +120,6 @@ use std::io;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use ::reqwest::{Request, Response, ResponseBuilderExt};
 use http::Extensions;
@@ -131,25 +129,25 @@ use reqwest_middleware::{Error, Middleware, Next, Result};
 use stagger_core::budget::{PerDestination, Unlimited};
 #[cfg(feature = "serde")]
 use stagger_core::config::SpecPerDestination;
-use stagger_core::engine::{Attempt, Hedging, Nested, Settings, StopReason};
-use stagger_core::gate::{Gate, GatedPerDestination};
+use stagger_core::engine::{Attempt, StopReason};
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::classify::{Classifier, ClassifyOk};
-use crate::clock::{TokioClock, WallClock};
+use crate::clock::{Clock, TokioClock, WallClock};
 use crate::hedge::Hedges;
-use crate::hooks::Hooks;
+use crate::hooks::{HookSet, Hooks};
 use crate::http::{HttpClassifier, is_idempotent};
-use crate::notify::{Notify, RetryEvent};
+use crate::notify::Notify;
 use crate::operation::AsyncFn;
 pub use crate::overrides::RetryOverrides;
 pub use crate::report::RetryReport;
 use crate::report::{self, Reported};
-use crate::retry::Retry;
+use crate::future::RetryOutcomeFuture;
+use crate::retry::Parts;
 use crate::retry_error::{Last, RetryError};
 use crate::setup::Setup;
-use crate::sleep::TokioSleeper;
+use crate::sleep::{Sleeper, TokioSleeper};
 
 impl Reported for Response {
     fn extensions_mut(&mut self) -> &mut Extensions {
@@ -194,17 +192,20 @@ pub type SpecHooks =
 /// [module docs](self).
 ///
 /// `P` is the policy configuration (any configuration of the catalog, an [`AnyConfig`], or your
-/// own [`PolicyConfig`]), `H` the [`Hooks`]: the budget, the retry hook, and the wall clock
-/// HTTP-date `Retry-After` values are measured with (in its [`HttpClassifier`]), beside the
-/// fixed classifier of client errors, tokio's sleep and tokio's clock.
+/// own [`PolicyConfig`]), `H` the [`Hooks`]: the classifiers, the sleeper, the clock, the budget
+/// and the retry hook. Its settings are every front end's (see the [list](crate::surface)).
 #[derive(Clone, Debug)]
 pub struct RetryMiddleware<P = AnyConfig, H = MiddlewareHooks> {
     policy: P,
     setup: Setup<H>,
-    /// Hedging instead of retrying.
-    hedging: Option<Hedging>,
-    /// The latencies a delay at a quantile reads, and hedged attempts are measured into.
-    latencies: Option<Arc<LatencySketch>>,
+}
+
+/// A reqwest-middleware [`Middleware`] that hedges each request:
+/// [`RetryMiddleware::hedge`].
+#[derive(Clone, Debug)]
+pub struct HedgedMiddleware<P = AnyConfig, H = MiddlewareHooks> {
+    retry: RetryMiddleware<P, H>,
+    hedges: Hedges,
 }
 
 /// The hooks a middleware starts with: [`MiddlewareHooks`].
@@ -220,25 +221,18 @@ const fn middleware_hooks() -> MiddlewareHooks {
 }
 
 impl<P, H> RetryMiddleware<P, H> {
-    /// A middleware of `policy` and `setup`, retrying.
+    /// A middleware of `policy` and `setup`.
     const fn with_parts(policy: P, setup: Setup<H>) -> Self {
-        Self {
-            policy,
-            setup,
-            hedging: None,
-            latencies: None,
-        }
+        Self { policy, setup }
     }
 
-    /// The same middleware with the setup `f` makes of its own: every setter that changes the
-    /// middleware's type is one call of this.
+    /// The same middleware with the setup `f` makes of its own: every setting that changes
+    /// the middleware's type is one call of this.
     #[inline]
     fn with_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> RetryMiddleware<P, H2> {
         RetryMiddleware {
             policy: self.policy,
             setup: f(self.setup),
-            hedging: self.hedging,
-            latencies: self.latencies,
         }
     }
 }
@@ -259,9 +253,9 @@ impl<P: PolicyConfig> RetryMiddleware<P> {
 #[cfg(feature = "serde")]
 impl RetryMiddleware<AnyConfig, SpecHooks> {
     /// A middleware as a configuration file describes it, in one call: its policy, its
-    /// [`Settings`] and its budget (one budget, shared by every request of the client, or one
-    /// per host and port with `budget_per_destination`), behind a gate per host and port if
-    /// the file has a `gate`
+    /// [`Settings`](stagger_core::engine::Settings) and its budget (one budget, shared by every
+    /// request of the client, or one per host and port with `budget_per_destination`), behind a
+    /// gate per host and port if the file has a `gate`
     /// ([`RetrySpec::to_budgets`](stagger_core::config::RetrySpec::to_budgets)).
     ///
     /// ```
@@ -278,153 +272,112 @@ impl RetryMiddleware<AnyConfig, SpecHooks> {
     ///
     /// # Errors
     ///
-    /// The first [`ConfigError`] of the file, naming the field.
+    /// The first [`ConfigError`] of the file, naming the field; a file with a `hedging` table
+    /// is refused (build it with [`HedgedMiddleware::from_spec`]).
     pub fn from_spec(
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
+        spec.refuse_hedging("the file hedges: build the middleware with HedgedMiddleware::from_spec")?;
+        Self::from_spec_retrying(spec)
+    }
+
+    /// [`from_spec`](RetryMiddleware::from_spec) without the check for hedging.
+    fn from_spec_retrying(
+        spec: &stagger_core::config::RetrySpec,
+    ) -> std::result::Result<Self, ConfigError> {
         let (policy, setup) = crate::setup::from_spec(spec, middleware_hooks())?;
-        let middleware = Self::with_parts(policy, setup);
-        Ok(match spec.to_hedging()? {
-            Some(hedging) => middleware.hedge(hedging),
-            None => middleware,
-        })
+        Ok(Self::with_parts(policy, setup))
     }
 }
 
-impl<P, C, V, S, K, B, N> RetryMiddleware<P, Hooks<C, V, S, K, B, N>> {
-    /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
-    /// do when nested. Idempotency left unset is read from each request.
-    #[must_use]
-    pub const fn settings(mut self, settings: Settings) -> Self {
-        self.setup.settings(settings);
-        self
+#[cfg(feature = "serde")]
+impl HedgedMiddleware<AnyConfig, SpecHooks> {
+    /// A hedging middleware as a configuration file with a `hedging` table describes it, in
+    /// one call: [`RetryMiddleware::from_spec`], then [`hedge`](RetryMiddleware::hedge) by the
+    /// table.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
+    /// table is [`ConfigError::Unusable`] (use [`RetryMiddleware::from_spec`]).
+    pub fn from_spec(
+        spec: &stagger_core::config::RetrySpec,
+    ) -> std::result::Result<Self, ConfigError> {
+        let Some(hedging) = spec.to_hedging()? else {
+            return Err(ConfigError::Unusable {
+                param: "hedging",
+                reason: "the file does not hedge: build the middleware with RetryMiddleware::from_spec",
+            });
+        };
+        Ok(RetryMiddleware::from_spec_retrying(spec)?.hedge(hedging))
     }
+}
 
-    /// One end-to-end deadline per request, across its attempts and waits, until its body has
-    /// been read.
-    #[must_use]
-    pub const fn timeout(mut self, timeout: Duration) -> Self {
-        self.setup.timeout(timeout);
-        self
-    }
+impl<P, H> crate::surface::Fails<Error> for RetryMiddleware<P, H> {}
 
-    /// A timeout for each attempt, within the deadline: an attempt still waiting for its
-    /// response `timeout` after it started is cancelled and counts as a timeout, retried as any
-    /// timeout is (only for an idempotent request), and its body must have been read by then.
-    /// reqwest's own timeout, the request's or the client's, still applies to each attempt
-    /// when it is shorter ([Timeouts](self#timeouts)).
-    #[must_use]
-    pub const fn attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.setup.attempt_timeout(timeout);
-        self
-    }
+impl<P, H> crate::surface::Succeeds<Response> for RetryMiddleware<P, H> {}
 
-    /// The longest server-directed wait honoured; a longer one stops the run at once.
-    #[must_use]
-    pub const fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.setup.max_server_wait(limit);
-        self
-    }
+crate::surface::surface! {
+    front: RetryMiddleware<P>,
+    generics: [P,],
+    where: [],
+    setup: |this| this.setup,
+    map: with_setup,
+    sleeper: [Sized],
+    budget: [Sized],
+    gate: [],
+}
 
-    /// What a request sent inside another stagger executor's attempt does.
-    #[must_use]
-    pub const fn when_nested(mut self, nested: Nested) -> Self {
-        self.setup.when_nested(nested);
-        self
-    }
+crate::surface::hedge_setting! {
+    front: RetryMiddleware<P>,
+    hedged: HedgedMiddleware<P, H>,
+    generics: [P,],
+    where: [],
+}
 
-    /// Asks `budget` before every retry and tells it every outcome, across all requests: any
-    /// [`PerDestination`]. Pass an `Arc` of one budget to share it, or an
-    /// `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>` to give each
-    /// host and port a budget of its own, so that one host's outage cannot spend the retries of
-    /// another.
-    #[must_use]
-    pub fn budget<B2>(self, budget: B2) -> RetryMiddleware<P, Hooks<C, V, S, K, B2, N>> {
-        self.with_setup(|setup| setup.budget(budget))
-    }
+impl<P, H> crate::surface::Hedge<HedgedMiddleware<P, H>> for RetryMiddleware<P, H> {
+    const MANY_REQUESTS: bool = true;
 
-    /// Paces the requests to each host and port through `gate`: once a server tells any
-    /// request to it to wait, every other request to it waits for a paced slot of its own,
-    /// first attempts included, and gives up at once if that slot would come after its
-    /// deadline. Set the budget first: it stays behind the gate, each request's a
-    /// [`GatedBudget`](stagger_core::gate::GatedBudget) under its own key. See [`Gate`]. (An
-    /// executor, which calls one destination, names its key: `Retry::gate_to(gate, key)`.)
-    #[must_use]
-    #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
-    pub fn gate(
-        self,
-        gate: Arc<Gate>,
-    ) -> RetryMiddleware<P, Hooks<C, V, S, K, GatedPerDestination<B>, N>> {
-        self.with_setup(|setup| setup.gate_per_destination(gate))
-    }
-
-    /// Calls `hook` before every retry that will happen, with the attempt, what it returned
-    /// (the refused response, or the client's error), the delay and the time left; its
-    /// argument is inferred. It is cloned for each request.
-    #[must_use]
-    pub fn notify<N2>(self, hook: N2) -> RetryMiddleware<P, Hooks<C, V, S, K, B, N2>>
-    where
-        N2: FnMut(&RetryEvent<'_, Response, Error>) + Clone + Send + Sync + 'static,
-    {
-        self.notifier(hook)
-    }
-
-    /// Tells `notifier`, a [`Notify`] of any type, of every retry and of every give-up.
-    #[must_use]
-    pub fn notifier<N2>(self, notifier: N2) -> RetryMiddleware<P, Hooks<C, V, S, K, B, N2>>
-    where
-        N2: Notify<Response, Error> + Clone + Send + Sync + 'static,
-    {
-        self.with_setup(|setup| setup.notify(notifier))
-    }
-
-    /// Hedges each request instead of retrying it
-    /// ([`Retry::hedge`](crate::Retry::hedge)): sends a copy of the request when it has gone
-    /// unanswered for `hedging`'s delay, takes the first response the classifier accepts, and
-    /// drops the others, which cancels them. Every hedge is a retry to the budget; a request
-    /// whose body cannot be cloned is sent once, and one that is not idempotent is never in
-    /// flight twice. A delay at a latency quantile reads one [`LatencySketch`] per middleware
-    /// (give your own with [`latencies`](RetryMiddleware::latencies)).
-    #[must_use]
-    pub fn hedge(self, hedging: Hedging) -> Self {
-        let Hedges { hedging, latencies } = Hedges::for_requests(hedging, self.latencies);
-        Self {
-            hedging: Some(hedging),
-            latencies,
-            ..self
+    fn hedged(self, hedges: Hedges) -> HedgedMiddleware<P, H> {
+        HedgedMiddleware {
+            retry: self,
+            hedges,
         }
     }
+}
 
+impl<P, H> HedgedMiddleware<P, H> {
     /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
-    /// executors, say), and takes a delay at a quantile from it, whether given before or after
-    /// [`hedge`](RetryMiddleware::hedge). A middleware that retries does not use it.
+    /// executors, say), and takes a delay at a quantile from it.
     #[must_use]
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.latencies = Some(latencies);
+        self.hedges.latencies(latencies);
         self
     }
+}
 
-    /// Reads the wall clock, for HTTP-date `Retry-After` values, from `clock`.
-    #[must_use]
-    #[allow(clippy::type_complexity)] // The builder's type, one part replaced.
-    pub fn wall_clock<W2>(
-        self,
-        clock: W2,
-    ) -> RetryMiddleware<P, Hooks<C, HttpClassifier<W2>, S, K, B, N>> {
-        self.with_setup(|setup| setup.ok(HttpClassifier::with_clock(clock)))
+/// The classifier a middleware's response rules are, by default: the HTTP rules, at the time
+/// the classifier's wall clock reads.
+impl<W: WallClock> ClassifyOk<Response> for HttpClassifier<W> {
+    type Kept = Response;
+
+    #[inline]
+    fn classify_ok(&self, response: &Response) -> Option<Failure> {
+        self.classify_answer(response.status(), response.headers())
+    }
+
+    #[inline]
+    fn keep(response: Response) -> Option<Response> {
+        Some(response)
     }
 }
 
 #[async_trait::async_trait]
-impl<P, W, B, N> Middleware
-    for RetryMiddleware<P, Hooks<ByTransport, HttpClassifier<W>, TokioSleeper, TokioClock, B, N>>
+impl<P, H> Middleware for RetryMiddleware<P, H>
 where
     P: PolicyConfig + Send + Sync + 'static,
     P::Policy<SeededRng>: Send,
-    B: PerDestination + Send + Sync + 'static,
-    B::Budget: Send,
-    N: Notify<Response, Error> + Clone + Send + Sync + 'static,
-    W: WallClock + Send + Sync + 'static,
+    H: RequestHooks,
 {
     async fn handle(
         &self,
@@ -432,106 +385,179 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Result<Response> {
-        let Setup { settings, hooks } = &self.setup;
-        let (policy, settings) = RetryOverrides::apply(
-            extensions.get::<RetryOverrides>(),
-            self.policy,
-            *settings,
-            || is_idempotent(request.method(), request.headers()),
-        );
-        // A body that cannot be cloned can be sent only once: a run of one attempt, which
-        // still keeps the deadline and tells the budget.
-        let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
-        let budget = hooks
-            .budget
-            .for_destination(|| url_destination(request.url()));
-        // The extensions as the last attempt left them, handed back to the caller.
-        let last_extensions: Mutex<Option<Extensions>> = Mutex::new(None);
-        let snapshot = extensions.clone();
-        let mut original = Some(request);
-        let op = |attempt: Attempt| {
-            let request = if replayable {
-                original.as_ref().and_then(Request::try_clone)
-            } else {
-                original.take()
-            };
-            let mut own = snapshot.clone();
-            own.insert(attempt);
-            let next = next.clone();
-            let last_extensions = &last_extensions;
-            async move {
-                // Never `None`: a replayable request clones every time, and a streaming one is
-                // asked for once.
-                let Some(request) = request else {
-                    return Err(Error::middleware(io::Error::other(
-                        "the request's body cannot be sent again",
-                    )));
-                };
-                // The request's reqwest timeout is left alone: reqwest applies the request's
-                // own, or else the client's, which a middleware cannot read. The driver cuts
-                // the wait for the response at the time the attempt has; the body is read
-                // under the same limit, from the attempt's start, on tokio's clock.
-                let limit = attempt.remaining.map(tokio::time::sleep);
-                let result = next.run(request, &mut own).await;
-                *lock(last_extensions) = Some(own);
-                match limit {
-                    Some(limit) => result.map(|response| read_under(response, limit)),
-                    None => result,
-                }
-            }
-        };
-        // The request's hooks: the middleware's, its budget for the request's destination, and
-        // its wall clock borrowed.
-        let hooks = Hooks {
-            classifier: hooks.classifier,
-            ok: StatusRules(&hooks.ok),
-            sleeper: hooks.sleeper,
-            clock: hooks.clock,
-            budget,
-            notify: hooks.notify.clone(),
-        };
-        let retry = Retry::new(AsyncFn(op), policy, hooks)
-            .settings(settings)
-            .attempt_limit(if replayable { u32::MAX } else { 1 });
-        let outcome = match self.hedging {
-            None => retry.outcome().await,
-            Some(hedging) => {
-                let latencies = self.latencies.clone();
-                Hedges { hedging, latencies }.hedge(retry).outcome().await
-            }
-        };
-        if let Some(own) = lock(&last_extensions).take() {
-            *extensions = own;
-        }
-        let error = match report::settle(outcome) {
-            Ok(response) => return Ok(response),
-            Err(error) => error,
-        };
-        let (stopped, last) = error.into_parts();
-        Err(match last {
-            // As without the middleware: the client's own error.
-            Last::Error(error) if stopped.reason != StopReason::Deadline => error,
-            Last::Invalid(error) => Error::middleware(*error),
-            last => Error::middleware(RetryError::new(stopped, last)),
-        })
+        handle(self, None, request, extensions, next).await
     }
 }
 
-/// A request's responses by the HTTP rules, at the time the middleware's wall clock reads.
-struct StatusRules<'a, W>(&'a HttpClassifier<W>);
+#[async_trait::async_trait]
+impl<P, H> Middleware for HedgedMiddleware<P, H>
+where
+    P: PolicyConfig + Send + Sync + 'static,
+    P::Policy<SeededRng>: Send,
+    H: RequestHooks,
+{
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        handle(&self.retry, Some(&self.hedges), request, extensions, next).await
+    }
+}
 
-impl<W: WallClock> ClassifyOk<Response> for StatusRules<'_, W> {
-    type Kept = Response;
+/// Hooks a middleware can run each request with: each part shared by the client's requests
+/// (`Send + Sync + 'static`), and fit for reqwest's responses and reqwest-middleware's errors.
+/// Every [`Hooks`] whose parts fit is one.
+#[diagnostic::on_unimplemented(
+    message = "the middleware's hooks do not fit reqwest's responses and errors, or are not `Clone + Send + Sync + 'static`",
+    note = "classifiers take `&reqwest_middleware::Error` and `&reqwest::Response`: `.classify(|e| ...)`, `.classify_ok(|response| ...)`"
+)]
+pub trait RequestHooks:
+    HookSet<
+        Classifier: Classifier<Error> + Clone + Send + Sync + 'static,
+        Ok: ClassifyOk<Response, Kept = Response> + Send + Sync + 'static,
+        Sleeper: Sleeper<Sleep: Send> + Clone + Send + Sync + 'static,
+        Clock: Clock + Clone + Send + Sync + 'static,
+        Budget: PerDestination<Budget: Send> + Send + Sync + 'static,
+        Notify: Notify<Response, Error> + Clone + Send + Sync + 'static,
+    > + Send
+    + Sync
+    + 'static
+    + sealed::Sealed
+{
+}
+
+impl<C, V, S, K, B, N> RequestHooks for Hooks<C, V, S, K, B, N>
+where
+    C: Classifier<Error> + Clone + Send + Sync + 'static,
+    V: ClassifyOk<Response, Kept = Response> + Send + Sync + 'static,
+    S: Sleeper + Clone + Send + Sync + 'static,
+    S::Sleep: Send,
+    K: Clock + Clone + Send + Sync + 'static,
+    B: PerDestination + Send + Sync + 'static,
+    B::Budget: Send,
+    N: Notify<Response, Error> + Clone + Send + Sync + 'static,
+{
+}
+
+mod sealed {
+    /// Keeps [`RequestHooks`](super::RequestHooks) implemented by [`Hooks`](super::Hooks)
+    /// alone.
+    pub trait Sealed {}
+
+    impl<C, V, S, K, B, N> Sealed for super::Hooks<C, V, S, K, B, N> {}
+}
+
+/// One request through `middleware`, hedged by `hedges` if given: a run on the async driver.
+async fn handle<P, H>(
+    middleware: &RetryMiddleware<P, H>,
+    hedges: Option<&Hedges>,
+    request: Request,
+    extensions: &mut Extensions,
+    next: Next<'_>,
+) -> Result<Response>
+where
+    P: PolicyConfig + Send + Sync + 'static,
+    P::Policy<SeededRng>: Send,
+    H: RequestHooks,
+{
+    let Setup { settings, hooks } = &middleware.setup;
+    let hooks = hooks.parts();
+    let (policy, settings) = RetryOverrides::apply(
+        extensions.get::<RetryOverrides>(),
+        middleware.policy,
+        *settings,
+        || is_idempotent(request.method(), request.headers()),
+    );
+    // A body that cannot be cloned can be sent only once: a run of one attempt, which still
+    // keeps the deadline and tells the budget.
+    let replayable = request.body().is_none_or(|body| body.as_bytes().is_some());
+    let budget = hooks
+        .budget
+        .for_destination(|| url_destination(request.url()));
+    // The extensions as the last attempt left them, handed back to the caller.
+    let last_extensions: Mutex<Option<Extensions>> = Mutex::new(None);
+    let snapshot = extensions.clone();
+    let mut original = Some(request);
+    let op = |attempt: Attempt| {
+        let request = if replayable {
+            original.as_ref().and_then(Request::try_clone)
+        } else {
+            original.take()
+        };
+        let mut own = snapshot.clone();
+        own.insert(attempt);
+        let next = next.clone();
+        let last_extensions = &last_extensions;
+        async move {
+            // Never `None`: a replayable request clones every time, and a streaming one is
+            // asked for once.
+            let Some(request) = request else {
+                return Err(Error::middleware(io::Error::other(
+                    "the request's body cannot be sent again",
+                )));
+            };
+            // The request's reqwest timeout is left alone: reqwest applies the request's own,
+            // or else the client's, which a middleware cannot read. The driver cuts the wait
+            // for the response at the time the attempt has; the body is read under the same
+            // limit, from the attempt's start, on tokio's clock.
+            let limit = attempt.remaining.map(tokio::time::sleep);
+            let result = next.run(request, &mut own).await;
+            *lock(last_extensions) = Some(own);
+            match limit {
+                Some(limit) => result.map(|response| read_under(response, limit)),
+                None => result,
+            }
+        }
+    };
+    // The request's hooks: the middleware's, its budget for the request's destination, and its
+    // response classifier borrowed.
+    let hooks = Hooks {
+        classifier: hooks.classifier.clone(),
+        ok: Borrowed(hooks.ok),
+        sleeper: hooks.sleeper.clone(),
+        clock: hooks.clock.clone(),
+        budget,
+        notify: hooks.notify.clone(),
+    };
+    let mut parts = Parts::new(AsyncFn(op), policy, hooks)
+        .attempt_limit(if replayable { u32::MAX } else { 1 });
+    parts.setup.settings = settings;
+    let outcome = match hedges {
+        None => RetryOutcomeFuture::new(parts).await,
+        Some(hedges) => hedges.clone().hedge(parts).outcome().await,
+    };
+    if let Some(own) = lock(&last_extensions).take() {
+        *extensions = own;
+    }
+    let error = match report::settle(outcome) {
+        Ok(response) => return Ok(response),
+        Err(error) => error,
+    };
+    let (stopped, last) = error.into_parts();
+    Err(match last {
+        // As without the middleware: the client's own error.
+        Last::Error(error) if stopped.reason != StopReason::Deadline => error,
+        Last::Invalid(error) => Error::middleware(*error),
+        last => Error::middleware(RetryError::new(stopped, last)),
+    })
+}
+
+/// A request's response classifier: the middleware's, borrowed.
+struct Borrowed<'a, V>(&'a V);
+
+impl<V: ClassifyOk<Response>> ClassifyOk<Response> for Borrowed<'_, V> {
+    type Kept = V::Kept;
 
     #[inline]
     fn classify_ok(&self, response: &Response) -> Option<Failure> {
-        self.0
-            .classify_answer(response.status(), response.headers())
+        self.0.classify_ok(response)
     }
 
     #[inline]
-    fn keep(response: Response) -> Option<Response> {
-        Some(response)
+    fn keep(response: Response) -> Option<V::Kept> {
+        V::keep(response)
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// Implemented for every `Fn(Duration) -> impl Future<Output = ()>`, so a runtime's sleep
 /// function is a sleeper; `TokioSleeper` comes with the `tokio` feature.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot sleep for the async executor",
+    message = "no sleeper: pass `.sleeper(...)` (your runtime's sleep function) or enable the `tokio` feature; `{Self}` cannot sleep for the async executor",
     note = "pass a sleeper with `.sleeper(...)`, such as your runtime's sleep function, or enable the `tokio` feature"
 )]
 pub trait Sleeper {
@@ -67,6 +67,22 @@ impl Sleeper for TokioSleeper {
         }
         tokio::time::sleep(duration.min(THIRTY_YEARS))
     }
+}
+
+/// What a retry's type needs of its sleeper before it runs: the type of one wait. Every
+/// [`Sleeper`] is one, and so is [`NoSleeper`], so that a retry without a sleeper can be built
+/// and given one with `.sleeper(...)`; only a [`Sleeper`] runs. Not implemented by hand.
+pub trait MaybeSleeper {
+    /// The future of one wait.
+    type Sleep: Future<Output = ()>;
+}
+
+impl<S: Sleeper> MaybeSleeper for S {
+    type Sleep = S::Sleep;
+}
+
+impl MaybeSleeper for NoSleeper {
+    type Sleep = std::future::Pending<()>;
 }
 
 /// A placeholder for "no sleeper chosen". It does not implement [`Sleeper`], so a retry that

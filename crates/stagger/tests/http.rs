@@ -487,6 +487,7 @@ fn run_dispersed(
 ) -> Run {
     let clock = ManualClock::new();
     let waits = RefCell::new(Vec::new());
+    let http = HttpClassifier::with_clock(date());
     let mut script = script.into_iter();
     let retry = stagger::blocking::retry(policy(), |_| -> Result<(), Response<()>> {
         let response = script.next().expect("a scripted response");
@@ -498,7 +499,7 @@ fn run_dispersed(
     })
     .settings(Settings::new().with_dispersal(dispersal))
     .idempotent(idempotent)
-    .classifier(HttpClassifier::with_clock(date()))
+    .classify(move |r| stagger::classify::Classifier::classify(&http, r))
     .sleeper(|d: Duration| {
         waits.borrow_mut().push(d);
         clock.advance(d);

@@ -176,7 +176,7 @@ async fn a_service_whose_readiness_failed_is_dropped_never_called_and_its_retry_
         let mut service = RetryLayer::new(quick())
             .unwrap()
             // Even a classifier that retries every error does not retry a readiness error.
-            .classify_errors(|_: &GateError| Failure::Retryable)
+            .classify(|_: &GateError| Failure::Retryable)
             .budget(Arc::clone(&bucket))
             .layer(gate);
         std::future::poll_fn(|cx| service.poll_ready(cx))
@@ -222,7 +222,7 @@ async fn each_attempt_is_told_the_time_left_when_it_is_sent_after_a_slow_readine
         let mut service = RetryLayer::new(policy)
             .unwrap()
             .timeout(timeout)
-            .classify_errors(|_: &GateError| Failure::Retryable)
+            .classify(|_: &GateError| Failure::Retryable)
             .layer(gate);
         std::future::poll_fn(|cx| service.poll_ready(cx))
             .await

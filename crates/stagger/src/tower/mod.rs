@@ -99,8 +99,7 @@
 //! ```no_run
 //! # #[cfg(feature = "tokio")]
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::time::Duration;
-//! use bytes::Bytes;
+//! //! use bytes::Bytes;
 //! use http_body_util::Full;
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
@@ -133,15 +132,13 @@ mod future;
 use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use http::{Request, Response};
 use http_body::Body;
 use stagger_core::budget::PerDestination;
 #[cfg(feature = "serde")]
 use stagger_core::config::SpecPerDestination;
-use stagger_core::engine::{Hedging, Nested, Settings, StopReason};
-use stagger_core::gate::{Gate, GatedPerDestination};
+use stagger_core::engine::{Settings, StopReason};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::sketch::LatencySketch;
 use stagger_core::{AnyConfig, Clock, ConfigError, PolicyConfig, Timestamp};
@@ -164,7 +161,7 @@ use crate::notify::Notify;
 use crate::notify::RetryEvent;
 pub use crate::overrides::RetryOverrides;
 pub use crate::report::RetryReport;
-use crate::retry::Retry;
+use crate::retry::Parts;
 use crate::retry_error::{Last, RetryError};
 use crate::setup::Setup;
 use crate::sleep::{DefaultSleeper, Sleeper};
@@ -252,103 +249,46 @@ impl RetryLayer<AnyConfig, SpecHooks> {
     }
 }
 
-impl<P, C, V, S, K, B, N> RetryLayer<P, Hooks<C, V, S, K, B, N>> {
-    /// Replaces every setting: the deadline, idempotency, the longest server wait and what to
-    /// do when nested. Idempotency left unset is read from each request.
-    pub fn settings(mut self, settings: Settings) -> Self {
-        self.setup.settings(settings);
-        self
-    }
-
-    /// One end-to-end deadline per request, `timeout` after the request's future is first
-    /// polled: it covers buffering the body, every attempt and every wait, up to the response's
-    /// head. An attempt in flight at the deadline is cancelled.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.setup.timeout(timeout);
-        self
-    }
-
-    /// A timeout for each attempt, within the deadline: an attempt whose response head has
-    /// not come `timeout` after it was sent is cancelled and counts as a timeout, retried as
-    /// any timeout is (only for an idempotent request). Each attempt's request carries the
-    /// time it has in its [`Attempt`](stagger_core::engine::Attempt) extension.
-    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.setup.attempt_timeout(timeout);
-        self
-    }
-
-    /// The longest server-directed wait honoured (default 5 minutes). A server asking for more
-    /// stops the run, and the caller gets its response.
-    pub fn max_server_wait(mut self, limit: Duration) -> Self {
-        self.setup.max_server_wait(limit);
-        self
-    }
-
-    /// What a request does when its future runs inside another executor's attempt (default
-    /// [`Nested::SingleAttempt`]: one attempt, recovery left to the outer layer).
-    pub fn when_nested(mut self, nested: Nested) -> Self {
-        self.setup.when_nested(nested);
-        self
-    }
-
-    /// Reads each request body into memory, up to `max_bytes`, so that it can be sent again.
-    /// A larger body is sent once. Without this, only empty bodies are replayed.
+impl<P, H> RetryLayer<P, H> {
+    /// Reads each request body into memory, up to `max_bytes`, so that it can be sent again:
+    /// a setting of a body. A larger body is sent once. Without this, only empty bodies are
+    /// replayed.
     pub fn buffer_bodies(mut self, max_bytes: usize) -> Self {
         self.buffer_limit = Some(max_bytes);
         self
     }
+}
 
-    /// Classifies responses with `classifier`: a [`ClassifyOk`], such as any
-    /// `Fn(&Response<B>) -> Option<Failure>`, or an [`HttpClassifier`] with another wall clock.
-    pub fn classify_responses<V2>(self, classifier: V2) -> RetryLayer<P, Hooks<C, V2, S, K, B, N>> {
-        self.with_setup(|setup| setup.ok(classifier))
-    }
+impl<P, H, E> crate::surface::Fails<E> for RetryLayer<P, H> {}
 
-    /// Classifies the inner service's errors with `classifier`: any `Fn(&E) -> Failure`.
-    /// [`retry_any`](crate::classify::retry_any) retries them all, if you mean it.
-    pub fn classify_errors<C2>(self, classifier: C2) -> RetryLayer<P, Hooks<C2, V, S, K, B, N>> {
-        self.with_setup(|setup| setup.classifier(classifier))
-    }
+impl<P, H, T> crate::surface::Succeeds<T> for RetryLayer<P, H> {}
 
-    /// Waits with `sleeper`: any `Fn(Duration) -> impl Future`.
-    pub fn sleeper<S2>(self, sleeper: S2) -> RetryLayer<P, Hooks<C, V, S2, K, B, N>> {
-        self.with_setup(|setup| setup.sleeper(sleeper))
-    }
+crate::surface::surface! {
+    front: RetryLayer<P>,
+    generics: [P,],
+    where: [],
+    setup: |this| this.setup,
+    map: with_setup,
+    sleeper: [Sized],
+    budget: [Sized],
+    gate: [],
+}
 
-    /// Reads time from `clock`, for deadlines, server waits and summaries.
-    pub fn clock<K2>(self, clock: K2) -> RetryLayer<P, Hooks<C, V, S, K2, B, N>> {
-        self.with_setup(|setup| setup.clock(clock))
-    }
+crate::surface::hedge_setting! {
+    front: RetryLayer<P>,
+    hedged: HedgeLayer<P, H>,
+    generics: [P,],
+    where: [],
+}
 
-    /// Retries only as far as `budget` allows: any [`PerDestination`]. A budget is cloned into each
-    /// request, so share one through an `Arc` (`Arc<TokenBucketBudget>`, `Arc<dyn Budget + Send +
-    /// Sync>`); an `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`
-    /// gives each destination (host and port, [`destination`](crate::http::destination)) a budget
-    /// of its own, so that one host's outage cannot spend the retries of another.
-    pub fn budget<B2>(self, budget: B2) -> RetryLayer<P, Hooks<C, V, S, K, B2, N>> {
-        self.with_setup(|setup| setup.budget(budget))
-    }
+impl<P, H> crate::surface::Hedge<HedgeLayer<P, H>> for RetryLayer<P, H> {
+    const MANY_REQUESTS: bool = true;
 
-    /// Paces the requests to each destination (host and port,
-    /// [`destination`](crate::http::destination)) through `gate`: once a server tells any
-    /// request to it to wait, every other request to it waits for a paced slot of its own,
-    /// first attempts included, and gives up at once if that slot would come after its
-    /// deadline. Set the budget first: it stays behind the gate, each request's a
-    /// [`GatedBudget`](stagger_core::gate::GatedBudget) under its own key. See [`Gate`]. (An
-    /// executor, which calls one destination, names its key: `Retry::gate_to(gate, key)`.)
-    #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
-    pub fn gate(
-        self,
-        gate: Arc<Gate>,
-    ) -> RetryLayer<P, Hooks<C, V, S, K, GatedPerDestination<B>, N>> {
-        self.with_setup(|setup| setup.gate_per_destination(gate))
-    }
-
-    /// Calls `hook` before every retry that will happen: a [`Notify`], such as any
-    /// `FnMut(&RetryEvent<'_, Response<B>, E>)`. Its event's `result` is the refused response
-    /// or the inner service's error. It is cloned into each request.
-    pub fn notify<N2>(self, hook: N2) -> RetryLayer<P, Hooks<C, V, S, K, B, N2>> {
-        self.with_setup(|setup| setup.notify(hook))
+    fn hedged(self, hedges: Hedges) -> HedgeLayer<P, H> {
+        HedgeLayer {
+            retry: self,
+            hedges,
+        }
     }
 }
 
@@ -531,7 +471,8 @@ where
 
     fn serve(&mut self, request: Request<ReqBody>) -> Self::Future {
         let ready = take_ready(&mut self.inner);
-        RetryResponseFuture::new(self.layer.run(ready, request, None).outcome())
+        let parts = self.layer.run(ready, request, None);
+        RetryResponseFuture::new(crate::future::RetryOutcomeFuture::new(parts))
     }
 }
 
@@ -544,7 +485,7 @@ fn take_ready<Svc: Clone>(inner: &mut Svc) -> Svc {
 
 /// The run of one request, as a layer makes it.
 type RequestRun<Svc, B, P, H> =
-    Retry<future::TowerOp<Svc, B>, crate::overrides::RequestPolicy<P>, crate::hooks::PerRequest<H>>;
+    Parts<future::TowerOp<Svc, B>, crate::overrides::RequestPolicy<P>, crate::hooks::PerRequest<H>>;
 
 impl<P: PolicyConfig, H: HookSet + Clone> RetryLayer<P, H>
 where
@@ -567,27 +508,9 @@ where
         let hooks = per_request(&self.setup.hooks, || crate::http::destination(&request));
         let max_attempts = max_attempts.unwrap_or_else(|| policy.max_attempts());
         let op = future::TowerOp::new(ready, request, self.buffer_limit, max_attempts);
-        Retry::new(op, policy, hooks).settings(settings)
-    }
-}
-
-impl<P, H> RetryLayer<P, H> {
-    /// Hedges each request instead of retrying it ([`Retry::hedge`](crate::Retry::hedge)):
-    /// sends a copy of the request when it has gone unanswered for `hedging`'s delay, takes the
-    /// first response the classifier accepts, and drops the others, which cancels them. The
-    /// layer's settings, classifiers, budget, gate and hooks apply as for a retried request;
-    /// every hedge is a retry to the budget. Only a request whose body can be replayed (an
-    /// empty one, or one [buffered](RetryLayer::buffer_bodies)) is sent more than once, and
-    /// only an idempotent one is ever in flight twice.
-    ///
-    /// A delay at a latency quantile reads the latencies of the layer's attempts, measured
-    /// into one [`LatencySketch`] per layer (give your own with
-    /// [`HedgeLayer::latencies`]): a layer in front of one service.
-    pub fn hedge(self, hedging: Hedging) -> HedgeLayer<P, H> {
-        HedgeLayer {
-            retry: self,
-            hedges: Hedges::for_requests(hedging, None),
-        }
+        let mut parts = Parts::new(op, policy, hooks);
+        parts.setup.settings = settings;
+        parts
     }
 }
 

@@ -1,0 +1,302 @@
+//! The settings every front end has, declared, documented and implemented once.
+//!
+//! The async executor ([`Retry`](crate::Retry)), the blocking one
+//! ([`BlockingRetry`](crate::blocking::BlockingRetry)), the tower `RetryLayer` and the reqwest
+//! `RetryMiddleware` each get the methods below from one macro, as inherent methods (no trait
+//! to import), by the same names with the same meaning:
+//!
+//! | setting | method |
+//! |---|---|
+//! | every setting at once, from a file | `settings` |
+//! | one deadline for attempts and waits | `timeout` |
+//! | a timeout for each attempt | `attempt_timeout` |
+//! | whether the operation may be repeated | `idempotent` |
+//! | the longest server-directed wait honoured | `max_server_wait` |
+//! | what to do inside another executor's attempt | `when_nested` |
+//! | which errors are worth retrying | `classify` |
+//! | which `Ok` values or responses are failures after all | `classify_ok` |
+//! | a hook before every retry (a closure), or a [`Notify`] of any type | `notify`, `notifier` |
+//! | how to wait | `sleeper` |
+//! | where time is read | `clock` |
+//! | a budget for retries | `budget` |
+//! | a gate per destination | `gate` |
+//! | hedging instead of retrying (async front ends) | `hedge` |
+//!
+//! Beside them, a front end has only what exists for it alone: the executors' absolute
+//! `deadline` and `destination` (of one call), the HTTP layers' `buffer_bodies` (of a body).
+//!
+//! The classifiers take closures, whose argument the compiler infers where the front end knows
+//! the type (the executors, the middleware); for the tower layer, which learns its inner
+//! service's types only when it wraps one, annotate it (`|e: &hyper::Error| ...`). A hook that
+//! hears more than retries (give-ups) is a type implementing [`Notify`], given to `notifier`:
+//! Rust infers a closure's argument only through the `Fn` traits, so one method cannot take
+//! both an inferred closure and a type with several methods.
+
+#[cfg(doc)]
+use crate::notify::Notify;
+
+/// The errors a front end's attempts fail with: `E` for an executor's operation, any type for
+/// the tower layer. It lets `classify(|e| ...)` infer `e`.
+#[doc(hidden)]
+pub trait Fails<E> {}
+
+/// The values a front end's attempts succeed with: `T` for an executor's operation, any type
+/// for the tower layer. It lets `classify_ok(|value| ...)` infer `value`.
+#[doc(hidden)]
+pub trait Succeeds<T> {}
+
+/// How a front end hedges: the hedged counterpart `Hedged` it becomes
+/// ([`hedge`](crate::Retry::hedge)).
+pub(crate) trait Hedge<Hedged>: Sized {
+    /// This front end, hedging by `hedges`.
+    fn hedged(self, hedges: crate::hedge::Hedges) -> Hedged;
+
+    /// Whether the front end runs many requests, and so measures their latencies into a sketch
+    /// of its own for a delay at a quantile.
+    const MANY_REQUESTS: bool;
+}
+
+/// Writes the settings of one front end. `$front<$($arg),*, Hooks<..>>` is the front end's
+/// type, its hooks last; `$parts` the expression that reaches its [`Setup`](crate::setup::Setup)
+/// mutably in `self`, `$map` the function that makes it with another; the bounds say what its
+/// type needs of a sleeper and of a budget, and what a gate needs of the budget set so far.
+macro_rules! surface {
+    (
+        front: $front:ident<$($arg:ident),*>,
+        generics: [$($g:tt)*],
+        where: [$($bounds:tt)*],
+        setup: |$this:ident| $setup:expr,
+        map: $map:ident,
+        sleeper: [$($sleeper:tt)*],
+        budget: [$($budget:tt)*],
+        gate: [$($gate:tt)*],
+    ) => {
+        impl<$($g)* C, V, S, K, B, N> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, B, N>>
+        where
+            $($bounds)*
+        {
+            /// Replaces every setting: the deadline, the attempt timeout, idempotency, the
+            /// longest server wait and what to do when nested, as a configuration file's
+            /// `RetrySpec::to_settings` gives them. In the HTTP layers, idempotency left unset
+            /// is read from each request.
+            pub fn settings(mut self, settings: stagger_core::engine::Settings) -> Self {
+                let $this = &mut self;
+                $setup.settings = settings;
+                self
+            }
+
+            /// One end-to-end deadline, `timeout` after the run starts (an executor's first
+            /// poll or call; a request's first poll in the HTTP layers). It covers every
+            /// attempt and every wait, and each attempt is told the time left. An async
+            /// attempt still running at the deadline is cancelled (its future dropped) and
+            /// counts as a timeout; a wait that would end past it is not started.
+            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
+                let $this = &mut self;
+                $setup.settings = $setup.settings.with_timeout(timeout);
+                self
+            }
+
+            /// A timeout for each attempt, within the deadline: each attempt is told
+            /// `min(timeout, time left)`, and an async attempt still running then is cancelled
+            /// and counts as a timeout, retried as any timeout is (not for an operation that is
+            /// not idempotent). A blocking attempt cannot be cancelled: it is told the time, to
+            /// honour.
+            pub fn attempt_timeout(mut self, timeout: std::time::Duration) -> Self {
+                let $this = &mut self;
+                $setup.settings = $setup.settings.with_attempt_timeout(timeout);
+                self
+            }
+
+            /// Whether the operation may be repeated safely (default: `true` for the
+            /// executors; read from each request's method and `Idempotency-Key` in the HTTP
+            /// layers). A non-idempotent one is retried only after a failure known to have had
+            /// no effect, such as a refused connection or a 429: never after a timeout or a
+            /// 5xx whose effect is uncertain.
+            pub fn idempotent(mut self, idempotent: bool) -> Self {
+                let $this = &mut self;
+                $setup.settings = $setup.settings.with_idempotent(idempotent);
+                self
+            }
+
+            /// The longest server-directed wait honoured (default 5 minutes). A server asking
+            /// for more stops the run; a shorter request is a floor under the next delay, never
+            /// undercut.
+            pub fn max_server_wait(mut self, limit: std::time::Duration) -> Self {
+                let $this = &mut self;
+                $setup.settings = $setup.settings.with_max_server_wait(limit);
+                self
+            }
+
+            /// What to do when running inside another executor's attempt (default
+            /// [`Nested::SingleAttempt`](stagger_core::engine::Nested): one attempt, recovery
+            /// left to the outer executor).
+            ///
+            /// The mark is held only while an attempt's own code runs (its synchronous call, or
+            /// a poll of its future). Detection covers an executor started while another's
+            /// attempt runs on the same thread, or is polled in the same async task, on any
+            /// runtime; work spawned onto another task or thread is not nested. One exception:
+            /// an executor that runs other tasks *inside* an attempt (a `block_on` within a
+            /// blocking operation, say) runs them under the mark, and their retries count as
+            /// nested.
+            pub fn when_nested(mut self, nested: stagger_core::engine::Nested) -> Self {
+                let $this = &mut self;
+                $setup.settings = $setup.settings.with_nested(nested);
+                self
+            }
+
+            /// Decides which errors are worth retrying, and how: any `Fn(&E) -> Failure`.
+            /// [`retry_any`](crate::classify::retry_any) retries everything, if you mean it.
+            pub fn classify<E, C2>(
+                self,
+                classifier: C2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C2, V, S, K, B, N>>
+            where
+                Self: $crate::surface::Fails<E>,
+                C2: Fn(&E) -> stagger_core::Failure,
+            {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.classifier(classifier)))
+            }
+
+            /// Looks at every successful value (every response, in the HTTP layers): any
+            /// `Fn(&T) -> Option<Failure>`. `None` accepts it, a
+            /// [`Failure`](stagger_core::Failure) retries it like an error (a 200 whose body
+            /// says "try later", an empty page). When the run gives up on such a value, the
+            /// caller gets it back ([`RetryError::last_value`](crate::RetryError::last_value),
+            /// or the last response in the HTTP layers) with the reason.
+            pub fn classify_ok<T, V2>(
+                self,
+                classifier: V2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V2, S, K, B, N>>
+            where
+                Self: $crate::surface::Succeeds<T>,
+                V2: Fn(&T) -> Option<stagger_core::Failure>,
+            {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.ok(classifier)))
+            }
+
+            /// Calls `hook` before every retry that will actually happen, with the attempt
+            /// number, what it returned, the delay, the elapsed time and the time left; its
+            /// argument is inferred. (If the wait then overruns the deadline, because the
+            /// sleeper overslept, the next attempt does not start after all.)
+            pub fn notify<T, E, N2>(
+                self,
+                hook: N2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, B, N2>>
+            where
+                Self: $crate::surface::Succeeds<T> + $crate::surface::Fails<E>,
+                N2: FnMut(&$crate::notify::RetryEvent<'_, T, E>),
+            {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.notify(hook)))
+            }
+
+            /// Tells `notifier`, a [`Notify`](crate::notify::Notify) of any type, of every
+            /// retry and of the give-up.
+            pub fn notifier<T, E, N2>(
+                self,
+                notifier: N2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, B, N2>>
+            where
+                Self: $crate::surface::Succeeds<T> + $crate::surface::Fails<E>,
+                N2: $crate::notify::Notify<T, E>,
+            {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.notify(notifier)))
+            }
+
+            /// Waits with `sleeper`: any `Fn(Duration) -> impl Future` for the async front
+            /// ends, any `Fn(Duration)` for the blocking executor.
+            pub fn sleeper<S2: $($sleeper)*>(
+                self,
+                sleeper: S2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S2, K, B, N>> {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.sleeper(sleeper)))
+            }
+
+            /// Reads time from `clock`, for the deadline, server waits and the summary: any
+            /// [`Clock`](stagger_core::Clock), such as a
+            /// [`ManualClock`](stagger_core::ManualClock) in a test.
+            pub fn clock<K2>(
+                self,
+                clock: K2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K2, B, N>> {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.clock(clock)))
+            }
+
+            /// Retries only as far as `budget` allows; share one budget (through an `Arc` or a
+            /// reference) across a service to bound the extra load retries add. The HTTP
+            /// layers take any [`PerDestination`](stagger_core::budget::PerDestination): an
+            /// `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`
+            /// gives each host and port a budget of its own, so that one host's outage cannot
+            /// spend the retries of another.
+            pub fn budget<B2: $($budget)*>(
+                self,
+                budget: B2,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, B2, N>> {
+                self.$map(|setup| setup.map_hooks(|hooks| hooks.budget(budget)))
+            }
+
+            /// Paces the calls to each destination through `gate`, shared (an `Arc`) by every
+            /// call to it: once a server tells any of them to wait, every other call to it,
+            /// first attempts included, waits for a paced slot of its own, and gives up at once
+            /// if that slot would come after its deadline. The destination is each request's
+            /// host and port in the HTTP layers, and the executors' `destination` (one for all
+            /// the runs that name none). The budget set so far stays behind the gate (a
+            /// [`Gated`](crate::hooks::Gated)); set it before this. See
+            /// [`Gate`](stagger_core::gate::Gate).
+            #[allow(clippy::type_complexity)] // The builder's type, one part wrapped.
+            pub fn gate(
+                self,
+                gate: std::sync::Arc<stagger_core::gate::Gate>,
+            ) -> $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, $crate::hooks::Gated<B>, N>>
+            where
+                $($gate)*
+            {
+                self.$map(|setup| setup.map_hooks(|hooks| {
+                    hooks.map_budget(|budget| $crate::hooks::Gated::new(gate, budget))
+                }))
+            }
+        }
+    };
+}
+
+/// Writes `hedge` for a front end that can hedge.
+macro_rules! hedge_setting {
+    (
+        front: $front:ident<$($arg:ident),*>,
+        hedged: $hedged:ty,
+        generics: [$($g:tt)*],
+        where: [$($bounds:tt)*],
+    ) => {
+        impl<$($g)* H> $front<$($arg,)* H>
+        where
+            $($bounds)*
+        {
+            /// Hedges instead of retrying: sends the first attempt at once and another each
+            /// time `hedging`'s delay passes without an answer, up to its `max_attempts` in
+            /// all, takes the first success and cancels the rest (gRPC's `hedgingPolicy`; see
+            /// [`Hedging`](stagger_core::engine::Hedging) for the rules). The policy's delays
+            /// are not used. It returns this front end's hedged form, used as this one is
+            /// (awaited, layered, added to a client), which measures latencies with
+            /// `.latencies(..)`.
+            ///
+            /// Everything else holds as for a retried run: the one deadline bounds every
+            /// attempt, an attempt timeout cancels an attempt that outlives it, every hedge is
+            /// a retry the budget may refuse, and an operation that is not idempotent is never
+            /// in flight twice. In the HTTP layers, only a request whose body can be replayed
+            /// is sent more than once. A delay at a latency quantile reads the latencies of the
+            /// front end's attempts: the HTTP layers measure their requests into a sketch of
+            /// their own, and a single run needs them given (`.latencies(..)`).
+            pub fn hedge(
+                self,
+                hedging: stagger_core::engine::Hedging,
+            ) -> $hedged {
+                let hedges = $crate::hedge::Hedges::new(
+                    hedging,
+                    <Self as $crate::surface::Hedge<$hedged>>::MANY_REQUESTS,
+                );
+                $crate::surface::Hedge::hedged(self, hedges)
+            }
+        }
+    };
+}
+
+pub(crate) use {hedge_setting, surface};
