@@ -90,7 +90,8 @@
 //! # Example
 //!
 //! ```no_run
-//! //! use stagger::policy::ExponentialFullJitter;
+//! use std::time::Duration;
+//! use stagger::policy::ExponentialFullJitter;
 //! use stagger::reqwest::{RetryMiddleware, RetryOverrides};
 //!
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {

@@ -163,7 +163,7 @@ async fn the_executor_from_a_spec_in_one_call() {
 }
 
 /// A file that asks for hedging builds a hedging layer and a hedging middleware; the retrying
-/// layer refuses it by name, rather than run it as if it retried.
+/// layer and the retrying middleware refuse it by name, rather than run it as if it retried.
 #[test]
 fn a_hedging_table_builds_hedging_integrations_and_the_retrying_layer_refuses_it() {
     let hedged: RetrySpec = toml::from_str(&format!(
@@ -179,7 +179,11 @@ fn a_hedging_table_builds_hedging_integrations_and_the_retrying_layer_refuses_it
         "{layer}"
     );
     assert!(stagger::tower::HedgeLayer::from_spec(&hedged).is_ok());
-    assert!(RetryMiddleware::from_spec(&hedged).is_ok());
+    let Err(middleware) = RetryMiddleware::from_spec(&hedged) else {
+        panic!("refused");
+    };
+    assert_eq!(middleware.param(), Some("hedging"));
+    assert!(stagger::reqwest::HedgedMiddleware::from_spec(&hedged).is_ok());
     // And the other way round: a hedging layer needs the table.
     let Err(plain) = stagger::tower::HedgeLayer::from_spec(&spec()) else {
         panic!("refused");

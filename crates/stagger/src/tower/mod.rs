@@ -99,7 +99,8 @@
 //! ```no_run
 //! # #[cfg(feature = "tokio")]
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! //! use bytes::Bytes;
+//! use std::time::Duration;
+//! use bytes::Bytes;
 //! use http_body_util::Full;
 //! use hyper_util::client::legacy::Client;
 //! use hyper_util::rt::TokioExecutor;
