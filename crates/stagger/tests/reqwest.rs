@@ -791,3 +791,39 @@ async fn a_hedging_middleware_measures_into_the_sketch_it_is_given() {
     })
     .await;
 }
+
+/// The middleware waits with the sleeper it is given and reads the clock it is given: with a
+/// manual clock that the sleeper moves, a 503 asking for a second is retried after a wait of at
+/// least a second on that clock, and the report counts the time on it.
+#[tokio::test]
+async fn the_middleware_sleeps_and_reads_time_with_the_parts_it_is_given() {
+    bounded(async {
+        let server = start_server().await;
+        let clock = stagger::clock::ManualClock::new();
+        let waits = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sleeper = {
+            let (clock, waits) = (clock.clone(), Arc::clone(&waits));
+            move |wait: Duration| {
+                waits.lock().unwrap().push(wait);
+                clock.advance(wait);
+                std::future::ready(())
+            }
+        };
+        let middleware = RetryMiddleware::new(quick())
+            .unwrap()
+            .clock(clock.clone())
+            .sleeper(sleeper);
+        let response = client(middleware).get(server.url("/busy")).send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        let report = report(&response);
+        let waits = waits.lock().unwrap().clone();
+        assert_eq!(waits.len(), 1, "{waits:?}");
+        assert!(waits[0] >= Duration::from_secs(1), "{waits:?}");
+        assert_eq!(report.summary.waited, waits[0]);
+        assert_eq!(
+            report.summary.elapsed,
+            stagger::clock::Clock::now(&clock).saturating_duration_since(Timestamp::ZERO)
+        );
+    })
+    .await;
+}
