@@ -19,6 +19,11 @@ use stagger_core::engine::StopReason as R;
 use stagger_core::engine::Stopped;
 
 /// An error type that knows what kind of failure it is.
+#[diagnostic::on_unimplemented(
+    message = "no classifier for `{Self}`: pass `.classify(|e| ...)` returning a `Failure`, or implement `Classify` for `{Self}`",
+    label = "the retry's errors are `{Self}`, which does not classify itself",
+    note = "a retry asks what each error is before retrying it: `.classify(|e| ...)` decides, or `.classify(stagger::classify::retry_any)` to retry them all"
+)]
 pub trait Classify {
     /// The kind of failure this error is.
     fn classify(&self) -> Failure;
@@ -30,7 +35,7 @@ pub trait Classify {
 /// `.classify(|e| ...)` infers the closure's argument. A classifier of another type (a struct
 /// with settings of its own) goes to `.classifier(...)`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot classify the operation's errors `{E}`",
+    message = "no classifier for `{E}`: pass `.classify(|e| ...)` returning a `Failure`; `{Self}` cannot classify the operation's errors `{E}`",
     note = "pass `.classify(|e| ...)` returning a `Failure`, or implement `Classify` for `{E}`"
 )]
 pub trait Classifier<E> {

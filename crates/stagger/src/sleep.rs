@@ -23,6 +23,9 @@ pub trait Sleeper {
     fn sleep(&self, duration: Duration) -> Self::Sleep;
 }
 
+// Not recommended, so that a type that is no sleeper is reported as one (`.sleeper(..)`), not as
+// a closure of the wrong shape.
+#[diagnostic::do_not_recommend]
 impl<F, Fut> Sleeper for F
 where
     F: Fn(Duration) -> Fut,
