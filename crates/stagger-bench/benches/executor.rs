@@ -452,8 +452,7 @@ mod zero_delay_wall_time {
                 .expect("valid bench policy");
             rt.block_on(
                 stagger::retry(policy, |_attempt| ready(flaky.attempt()))
-                    .classify(|_: &Transient| Failure::Retryable)
-                    .into_future(),
+                    .classify(|_: &Transient| Failure::Retryable),
             )
         });
     }

@@ -33,7 +33,7 @@ pub trait Classify {
 ///
 /// Implemented for every `Fn(&E) -> Failure`, so a closure or a function is a classifier:
 /// `.classify(|e| ...)` infers the closure's argument. A classifier of another type (a struct
-/// with settings of its own) goes to `.classifier(...)`.
+/// with settings of its own) is called from one: `.classify(move |e| mine.classify(e))`.
 #[diagnostic::on_unimplemented(
     message = "no classifier for `{E}`: pass `.classify(|e| ...)` returning a `Failure`; `{Self}` cannot classify the operation's errors `{E}`",
     note = "pass `.classify(|e| ...)` returning a `Failure`, or implement `Classify` for `{E}`"

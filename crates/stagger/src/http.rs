@@ -12,9 +12,9 @@
 //!   [`request_is_idempotent`]), for [`Retry::idempotent`](crate::Retry::idempotent).
 //!
 //! [`HttpClassifier`] classifies both ways: as a [`Classifier`] of an operation that returns
-//! its failed responses as errors (`.classifier(HttpClassifier::new())`), and as a
-//! [`ClassifyOk`] of one that returns every response as `Ok`
-//! (`.ok_classifier(HttpClassifier::new())`), which is how the tower layer uses it.
+//! its failed responses as errors, and as a [`ClassifyOk`] of one that returns every response
+//! as `Ok`, which is how the HTTP layers use it by default. An executor takes it in a closure:
+//! `.classify_ok(move |response| http.classify_response(response))`.
 //!
 //! # Statuses
 //!

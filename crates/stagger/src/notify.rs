@@ -38,7 +38,7 @@ impl<T, E> RetryEvent<'_, T, E> {
 ///
 /// Implemented for `()` (nothing) and every `FnMut(&RetryEvent<T, E>)`, which `.notify(...)`
 /// takes with its argument inferred. A type of your own that also wants to hear of give-ups
-/// implements [`gave_up`](Notify::gave_up) and goes to `.notifier(...)`.
+/// implements [`gave_up`](Notify::gave_up) and goes to `.notifier(...)`, on every front end.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot receive retry events for values `{T}` and errors `{E}`",
     note = "pass `.notify(|event| ...)`"

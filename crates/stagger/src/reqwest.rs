@@ -136,6 +136,7 @@ use stagger_core::{AnyConfig, ConfigError, Failure, PolicyConfig, SeededRng};
 
 use crate::classify::{Classifier, ClassifyOk};
 use crate::clock::{Clock, TokioClock, WallClock};
+use crate::future::RetryOutcomeFuture;
 use crate::hedge::Hedges;
 use crate::hooks::{HookSet, Hooks};
 use crate::http::{HttpClassifier, is_idempotent};
@@ -144,7 +145,6 @@ use crate::operation::AsyncFn;
 pub use crate::overrides::RetryOverrides;
 pub use crate::report::RetryReport;
 use crate::report::{self, Reported};
-use crate::future::RetryOutcomeFuture;
 use crate::retry::Parts;
 use crate::retry_error::{Last, RetryError};
 use crate::setup::Setup;
@@ -278,7 +278,9 @@ impl RetryMiddleware<AnyConfig, SpecHooks> {
     pub fn from_spec(
         spec: &stagger_core::config::RetrySpec,
     ) -> std::result::Result<Self, ConfigError> {
-        spec.refuse_hedging("the file hedges: build the middleware with HedgedMiddleware::from_spec")?;
+        spec.refuse_hedging(
+            "the file hedges: build the middleware with HedgedMiddleware::from_spec",
+        )?;
         Self::from_spec_retrying(spec)
     }
 
@@ -422,7 +424,8 @@ pub trait RequestHooks:
         Clock: Clock + Clone + Send + Sync + 'static,
         Budget: PerDestination<Budget: Send> + Send + Sync + 'static,
         Notify: Notify<Response, Error> + Clone + Send + Sync + 'static,
-    > + Send
+    >
+    + Send
     + Sync
     + 'static
     + sealed::Sealed
@@ -522,8 +525,8 @@ where
         budget,
         notify: hooks.notify.clone(),
     };
-    let mut parts = Parts::new(AsyncFn(op), policy, hooks)
-        .attempt_limit(if replayable { u32::MAX } else { 1 });
+    let mut parts =
+        Parts::new(AsyncFn(op), policy, hooks).attempt_limit(if replayable { u32::MAX } else { 1 });
     parts.setup.settings = settings;
     let outcome = match hedges {
         None => RetryOutcomeFuture::new(parts).await,

@@ -46,9 +46,8 @@ async fn a_retry_is_spawned_as_it_is() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_are_joined_as_they_are() {
-    let retries = (0..3).map(|failures| {
-        stagger::retry(quick(), flaky(failures)).classify(|_| Failure::Retryable)
-    });
+    let retries = (0..3)
+        .map(|failures| stagger::retry(quick(), flaky(failures)).classify(|_| Failure::Retryable));
     let values: Vec<_> = futures_util::future::join_all(retries)
         .await
         .into_iter()

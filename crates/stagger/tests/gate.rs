@@ -39,7 +39,8 @@ fn calls_to_a_throttled_destination_wait_for_paced_slots_and_others_do_not() {
         )
         .clock(clock.clone())
         .sleeper(move |d: Duration| sleeps.advance(d))
-        .gate(Arc::clone(&gate)).destination(key)
+        .gate(Arc::clone(&gate))
+        .destination(key)
         .call()
     };
     let throttled = Err(Failure::Throttled(Some(Duration::from_secs(1))));
@@ -78,7 +79,8 @@ fn a_slot_past_the_deadline_ends_the_run_at_once_without_a_call() {
     .timeout(Duration::from_secs(1))
     .clock(clock.clone())
     .sleeper(|_: Duration| panic!("no wait that cannot end in time"))
-    .gate(Arc::clone(&gate)).destination("api")
+    .gate(Arc::clone(&gate))
+    .destination("api")
     .call();
     assert_eq!(calls, 0);
     let error = result.unwrap_err();
@@ -101,7 +103,8 @@ async fn the_async_executor_waits_for_its_slot_too() {
     })
     .classify(|f: &Failure| *f)
     .clock(clock.clone())
-    .gate(Arc::clone(&gate)).destination("api")
+    .gate(Arc::clone(&gate))
+    .destination("api")
     .await;
     assert_eq!(
         result.unwrap(),
@@ -119,7 +122,8 @@ async fn a_call_dropped_while_it_waits_for_its_slot_gives_the_slot_back() {
     let call = stagger::retry(Immediate::new(), |_| async { Ok::<_, Failure>(()) })
         .classify(|f: &Failure| *f)
         .clock(clock.clone())
-        .gate(Arc::clone(&gate)).destination("api");
+        .gate(Arc::clone(&gate))
+        .destination("api");
     // The caller gives up on it after half a second, in its wait for the slot at 1 s.
     let cut = tokio::time::timeout(Duration::from_millis(500), call).await;
     assert!(cut.is_err());
@@ -140,7 +144,8 @@ fn the_wait_for_a_slot_is_reported_as_waited() {
         .classify(|f: &Failure| *f)
         .clock(clock.clone())
         .sleeper(move |d: Duration| sleeps.advance(d))
-        .gate(Arc::clone(&gate)).destination("api")
+        .gate(Arc::clone(&gate))
+        .destination("api")
         .call_outcome();
     assert!(outcome.result.is_ok());
     assert_eq!(outcome.summary.waited, Duration::from_secs(2));

@@ -813,7 +813,11 @@ async fn the_middleware_sleeps_and_reads_time_with_the_parts_it_is_given() {
             .unwrap()
             .clock(clock.clone())
             .sleeper(sleeper);
-        let response = client(middleware).get(server.url("/busy")).send().await.unwrap();
+        let response = client(middleware)
+            .get(server.url("/busy"))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), 200);
         let report = report(&response);
         let waits = waits.lock().unwrap().clone();

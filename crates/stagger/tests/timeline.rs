@@ -60,7 +60,8 @@ async fn a_late_call_after_a_throttle_that_took(
         })
         .classify(|f: &Failure| *f)
         .settings(Settings::new().with_dispersal(Dispersal::Floor))
-        .gate(Arc::clone(&gate)).destination("api")
+        .gate(Arc::clone(&gate))
+        .destination("api")
     };
     let slow = tokio::spawn(std::future::IntoFuture::into_future(slow));
     tokio::time::sleep(first + Duration::from_millis(1)).await;
@@ -71,7 +72,8 @@ async fn a_late_call_after_a_throttle_that_took(
             async { Ok::<(), Failure>(()) }
         })
         .classify(|f: &Failure| *f)
-        .gate(Arc::clone(&gate)).destination("api")
+        .gate(Arc::clone(&gate))
+        .destination("api")
         .await
     };
     slow.await.unwrap().unwrap();
@@ -272,7 +274,8 @@ async fn a_gate_bound_to_a_manual_clock_refuses_a_run_on_the_process_timeline() 
     let first = stagger::retry(Immediate::new(), |_| async { Ok::<_, Failure>(()) })
         .classify(|f: &Failure| *f)
         .clock(manual.clone())
-        .gate(Arc::clone(&gate)).destination("api")
+        .gate(Arc::clone(&gate))
+        .destination("api")
         .await;
     assert!(first.is_ok());
     // A second run on the default clock: its times are not the manual clock's.
@@ -282,7 +285,8 @@ async fn a_gate_bound_to_a_manual_clock_refuses_a_run_on_the_process_timeline() 
         async { Ok::<_, Failure>(()) }
     })
     .classify(|f: &Failure| *f)
-    .gate(Arc::clone(&gate)).destination("api")
+    .gate(Arc::clone(&gate))
+    .destination("api")
     .await
     .unwrap_err();
     assert_eq!(sent, 0, "nothing is sent");
@@ -302,7 +306,8 @@ async fn a_gate_bound_to_a_manual_clock_refuses_a_run_on_the_process_timeline() 
     let again = stagger::retry(Immediate::new(), |_| async { Ok::<_, Failure>(()) })
         .classify(|f: &Failure| *f)
         .clock(manual.clone())
-        .gate(gate).destination("api")
+        .gate(gate)
+        .destination("api")
         .await;
     assert!(again.is_ok());
 }
@@ -368,7 +373,8 @@ async fn one_gate_shared_by_an_async_and_a_blocking_executor_on_one_manual_clock
     })
     .classify(|f: &Failure| *f)
     .clock(clock.clone())
-    .gate(Arc::clone(&gate)).destination("api")
+    .gate(Arc::clone(&gate))
+    .destination("api")
     .await
     .unwrap_err();
     assert_eq!(refused.reason(), StopReason::AttemptLimit);
@@ -383,7 +389,8 @@ async fn one_gate_shared_by_an_async_and_a_blocking_executor_on_one_manual_clock
     .classify(|f: &Failure| *f)
     .clock(clock.clone())
     .sleeper(move |d: Duration| sleeps.advance(d))
-    .gate(gate).destination("api")
+    .gate(gate)
+    .destination("api")
     .call()
     .unwrap();
     assert_eq!(sent, [Timestamp::from_duration(secs(61.0))]);
@@ -410,7 +417,8 @@ async fn one_gate_shared_by_an_async_and_a_blocking_executor_on_real_clocks() {
             }
         })
         .classify(|f: &Failure| *f)
-        .gate(Arc::clone(&gate)).destination("api")
+        .gate(Arc::clone(&gate))
+        .destination("api")
     };
     let refused = async_call.await.unwrap_err();
     assert_eq!(refused.reason(), StopReason::AttemptLimit);
@@ -423,7 +431,8 @@ async fn one_gate_shared_by_an_async_and_a_blocking_executor_on_real_clocks() {
             Ok::<_, Failure>(())
         })
         .classify(|f: &Failure| *f)
-        .gate(gate_for_blocking).destination("api")
+        .gate(gate_for_blocking)
+        .destination("api")
         .call()
         .unwrap();
         sent_at.expect("sent")

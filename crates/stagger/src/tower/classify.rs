@@ -16,7 +16,7 @@ use crate::classify::{Classifier, Classify};
 /// timed-out one too ([`Failure::Timeout`]). Anything else, including errors that wrap no I/O
 /// error at all, is [`Failure::Permanent`]: retrying an error nobody classified is the blanket
 /// catch-and-retry this library avoids. Pass your own classifier with
-/// [`classify_errors`](super::RetryLayer::classify_errors) for what your client reports: with
+/// [`classify`](super::RetryLayer::classify) for what your client reports: with
 /// hyper-util's client, for instance, `is_connect()` marks errors raised before the request was
 /// sent, and hyper reports a connection closed before any response without an I/O cause.
 ///

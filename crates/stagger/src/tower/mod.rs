@@ -16,11 +16,11 @@
 //!   429, 500, 502, 503 and 504 are retried; `Retry-After` (and its millisecond cousins) on a
 //!   429 or 503 is a floor under the next delay, never undercut, and a wait longer than
 //!   [`max_server_wait`](RetryLayer::max_server_wait) or the time left stops at once. Pass your
-//!   own with [`classify_responses`](RetryLayer::classify_responses).
+//!   own with [`classify_ok`](RetryLayer::classify_ok).
 //! - **The inner service's errors are classified deliberately.** By default ([`ByIoCause`]) by
 //!   the I/O error that caused them: a refused connection is retried, a reset connection is
 //!   retried for idempotent requests, and an error with no I/O cause is not retried at all.
-//!   Pass your own with [`classify_errors`](RetryLayer::classify_errors).
+//!   Pass your own with [`classify`](RetryLayer::classify).
 //! - **Idempotency** comes from the request: GET, HEAD, OPTIONS, TRACE, PUT and DELETE, and any
 //!   request with an `Idempotency-Key` header ([`is_idempotent`]), unless the layer's settings
 //!   or the request's [`RetryOverrides`] say otherwise. Any other request (a POST) is retried
@@ -43,7 +43,7 @@
 //!   back as `Ok(response)`, its report saying
 //!   [`OuterLayerOwnsRecovery`](StopReason::OuterLayerOwnsRecovery): the outer executor must
 //!   count it as a failure to retry it, by turning it into an error or with
-//!   `.ok_classifier(HttpClassifier::new())` on an operation that returns responses.
+//!   `.classify_ok(|response| ...)` on an operation that returns responses.
 //! - **Hedging instead of retrying** ([`hedge`](RetryLayer::hedge), a [`HedgeLayer`]): a copy
 //!   of a request that has gone unanswered for a while, to cut the tail a slow server makes;
 //!   the first accepted response wins and the others are dropped. Only a request whose body
@@ -422,7 +422,7 @@ where
     message = "a retry layer's inner service must take `Request<RetryBody<B>>`, `B` being the request's body, and fit the layer's classifiers",
     label = "its inner service takes another body, or its errors or responses do not fit the layer's classifiers",
     note = "the layer may send a request more than once, so it hands the inner service each attempt as a `Request<RetryBody<B>>`: implement `Service<Request<RetryBody<B>>>`, or build a hyper client for that body: `build_http::<RetryBody<Full<Bytes>>>()`",
-    note = "the inner service answers an `http::Response`; the layer classifies its errors by their I/O cause, which needs a `std::error::Error` (pass `.classify_errors(...)` for another error type, such as tower's `BoxError`), and its responses by status (`.classify_responses(...)`)"
+    note = "the inner service answers an `http::Response`; the layer classifies its errors by their I/O cause, which needs a `std::error::Error` (pass `.classify(|e: &E| ...)` for another error type, such as tower's `BoxError`), and its responses by status (`.classify_ok(...)`)"
 )]
 pub trait Serves<B>: sealed::Sealed {
     /// The response.
