@@ -115,24 +115,24 @@ impl<P: PolicyConfig> RequestPolicy<P> {
 }
 
 impl<P: PolicyConfig> IntoPolicy for RequestPolicy<P> {
-    type Policy = PerRequest<P>;
+    type Policy = RequestRunPolicy<P>;
 
-    fn into_policy(self) -> Result<PerRequest<P>, ConfigError> {
+    fn into_policy(self) -> Result<RequestRunPolicy<P>, ConfigError> {
         Ok(match self.request {
-            Some(config) => PerRequest::Request(LazyPolicy::new(config)?),
-            None => PerRequest::Layer(LazyPolicy::new(self.layer)?),
+            Some(config) => RequestRunPolicy::Request(LazyPolicy::new(config)?),
+            None => RequestRunPolicy::Layer(LazyPolicy::new(self.layer)?),
         })
     }
 }
 
 /// The running policy of one request, built with its own generator when it first fails.
 #[derive(Debug)]
-pub(crate) enum PerRequest<P: PolicyConfig> {
+pub(crate) enum RequestRunPolicy<P: PolicyConfig> {
     Layer(LazyPolicy<P>),
     Request(LazyPolicy<AnyConfig>),
 }
 
-impl<P: PolicyConfig> Policy for PerRequest<P> {
+impl<P: PolicyConfig> Policy for RequestRunPolicy<P> {
     #[inline]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
         match self {

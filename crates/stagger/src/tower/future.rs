@@ -23,7 +23,7 @@ use crate::operation::{AsyncOperation, Operation};
 use crate::overrides::RequestPolicy;
 use crate::report;
 use crate::retry_error::RetryError;
-use crate::sleep::Sleeper;
+use crate::sleep::{MaybeSleeper, Sleeper};
 
 /// The request each attempt is made from.
 struct Template<B: Body> {
@@ -200,121 +200,76 @@ where
     }
 }
 
-pin_project! {
+/// Writes the future of one kind of call, `$name`: the run `$run` of the request, its outcome
+/// settled into the response or why the layer gave up. The retrying and the hedging service
+/// differ only in the run.
+macro_rules! response_future {
+    ($(#[$doc:meta])* $name:ident($run:ident)) => {
+        pin_project! {
+            $(#[$doc])*
+            #[must_use = "futures do nothing unless polled"]
+            pub struct $name<Svc, ReqBody, P, H>
+            where
+                Svc: Service<Request<RetryBody<ReqBody>>>,
+                Svc: Clone,
+                ReqBody: Body,
+                P: PolicyConfig,
+                H: HookSet,
+                H::Ok: ClassifyOk<Svc::Response>,
+                H::Sleeper: MaybeSleeper,
+                H::Budget: PerDestination,
+            {
+                #[pin]
+                run: $run<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
+            }
+        }
+
+        impl<Svc, ReqBody, P, H> $name<Svc, ReqBody, P, H>
+        where
+            Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
+            ReqBody: Body,
+            P: PolicyConfig,
+            H: HookSet,
+            H::Ok: ClassifyOk<Svc::Response>,
+            H::Sleeper: MaybeSleeper,
+            H::Budget: PerDestination,
+        {
+            pub(super) fn new(run: $run<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>) -> Self {
+                Self { run }
+            }
+        }
+
+        impl<Svc, ReqBody, ResBody, P, H> Future for $name<Svc, ReqBody, P, H>
+        where
+            Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
+            ReqBody: Body,
+            P: PolicyConfig,
+            H: HookSet,
+            H::Classifier: Classifier<Svc::Error>,
+            H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
+            H::Sleeper: Sleeper,
+            H::Clock: Clock,
+            H::Budget: PerDestination,
+            H::Notify: Notify<Response<ResBody>, Svc::Error>,
+        {
+            type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
+
+            fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+                self.project().run.poll(cx).map(report::settle)
+            }
+        }
+    };
+}
+
+response_future! {
     /// The future of a [`RetryService`](super::RetryService) call: the response, or why the
     /// layer gave up. It is `Send` when the inner service, its future and error, the bodies and
     /// the layer's parts are.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct RetryResponseFuture<Svc, ReqBody, P, H>
-    where
-        Svc: Service<Request<RetryBody<ReqBody>>>,
-        Svc: Clone,
-        ReqBody: Body,
-        P: PolicyConfig,
-        H: HookSet,
-        H::Sleeper: Sleeper,
-        H::Budget: PerDestination,
-    {
-        #[pin]
-        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
-    }
+    RetryResponseFuture(RetryOutcomeFuture)
 }
 
-impl<Svc, ReqBody, P, H> RetryResponseFuture<Svc, ReqBody, P, H>
-where
-    Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
-    ReqBody: Body,
-    P: PolicyConfig,
-    H: HookSet,
-    H::Sleeper: Sleeper,
-    H::Budget: PerDestination,
-{
-    pub(super) fn new(
-        run: RetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
-    ) -> Self {
-        Self { run }
-    }
-}
-
-impl<Svc, ReqBody, ResBody, P, H> Future for RetryResponseFuture<Svc, ReqBody, P, H>
-where
-    Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
-    ReqBody: Body,
-    P: PolicyConfig,
-    H: HookSet,
-    H::Classifier: Classifier<Svc::Error>,
-    H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
-    H::Sleeper: Sleeper,
-    H::Clock: Clock,
-    H::Budget: PerDestination,
-    H::Notify: Notify<Response<ResBody>, Svc::Error>,
-{
-    type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().run.poll(cx).map(report::settle)
-    }
-}
-
-pin_project! {
+response_future! {
     /// The future of a [`HedgeService`](super::HedgeService) call: the first response the
     /// classifier accepts, or why the layer gave up.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct HedgeResponseFuture<Svc, ReqBody, P, H>
-    where
-        Svc: Service<Request<RetryBody<ReqBody>>>,
-        Svc: Clone,
-        ReqBody: Body,
-        P: PolicyConfig,
-        H: HookSet,
-        H::Classifier: Classifier<Svc::Error>,
-        H::Ok: ClassifyOk<Svc::Response>,
-        H::Clock: Clock,
-        H::Notify: Notify<Svc::Response, Svc::Error>,
-        H::Sleeper: Sleeper,
-        H::Budget: PerDestination,
-    {
-        #[pin]
-        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
-    }
-}
-
-impl<Svc, ReqBody, P, H> HedgeResponseFuture<Svc, ReqBody, P, H>
-where
-    Svc: Service<Request<RetryBody<ReqBody>>> + Clone,
-    ReqBody: Body,
-    P: PolicyConfig,
-    H: HookSet,
-    H::Classifier: Classifier<Svc::Error>,
-    H::Ok: ClassifyOk<Svc::Response>,
-    H::Clock: Clock,
-    H::Notify: Notify<Svc::Response, Svc::Error>,
-    H::Sleeper: Sleeper,
-    H::Budget: PerDestination,
-{
-    pub(super) fn new(
-        run: HedgedRetryOutcomeFuture<TowerOp<Svc, ReqBody>, RequestPolicy<P>, PerRequest<H>>,
-    ) -> Self {
-        Self { run }
-    }
-}
-
-impl<Svc, ReqBody, ResBody, P, H> Future for HedgeResponseFuture<Svc, ReqBody, P, H>
-where
-    Svc: Service<Request<RetryBody<ReqBody>>, Response = Response<ResBody>> + Clone,
-    ReqBody: Body,
-    P: PolicyConfig,
-    H: HookSet,
-    H::Classifier: Classifier<Svc::Error>,
-    H::Ok: ClassifyOk<Response<ResBody>, Kept = Response<ResBody>>,
-    H::Clock: Clock,
-    H::Notify: Notify<Svc::Response, Svc::Error>,
-    H::Sleeper: Sleeper,
-    H::Budget: PerDestination,
-{
-    type Output = Result<Response<ResBody>, RetryError<Svc::Error>>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().run.poll(cx).map(report::settle)
-    }
+    HedgeResponseFuture(HedgedRetryOutcomeFuture)
 }
