@@ -18,7 +18,7 @@ use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
 use crate::hooks::{Hooks, HooksFor};
 use crate::nesting;
 use crate::operation::{AsyncOperation, BlockingFn, BlockingOperation, Operation};
-use crate::retry::Parts;
+use crate::parts::Parts;
 use crate::setup::Setup;
 use crate::surface::{Fails, Succeeds, surface};
 use crate::trace;

@@ -18,7 +18,7 @@ use crate::hooks::{HookSet, Hooks, HooksFor, RunBudget};
 use crate::nesting;
 use crate::notify::{self, Notify};
 use crate::operation::Operation;
-use crate::retry::Parts;
+use crate::parts::Parts;
 use crate::retry_error::{Last, Outcome, RetryError};
 use crate::setup::Setup;
 use crate::trace;

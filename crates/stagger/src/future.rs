@@ -20,7 +20,7 @@ use crate::driver::{After, Driver, OutcomeOf, Pace};
 use crate::hooks::{HookSet, HooksFor, RunBudget};
 use crate::nesting;
 use crate::operation::AsyncOperation;
-use crate::retry::Parts;
+use crate::parts::Parts;
 use crate::sleep::{MaybeSleeper, Sleeper};
 use crate::timer::{self, EarlyFires};
 use crate::trace;

@@ -35,13 +35,80 @@ use crate::driver::{Driver, Kept, OutcomeOf, ResultOf, give_up};
 use crate::hooks::{HookSet, HooksFor, RunBudget};
 use crate::nesting;
 use crate::operation::AsyncOperation;
-use crate::retry::{Parts, Retry};
+use crate::parts::Parts;
+use crate::retry::Retry;
 use crate::retry_error::{Last, Outcome};
 use crate::sleep::{MaybeSleeper, Sleeper};
-use crate::surface::Hedge as HedgeFront;
 use crate::timer::{self, EarlyFires};
 use crate::trace;
 use stagger_core::Clock;
+
+/// How a front end hedges: the hedged counterpart `Hedged` it becomes
+/// ([`hedge`](crate::Retry::hedge)).
+pub(crate) trait HedgedForm<Hedged>: Sized {
+    /// This front end, hedging by `hedges`.
+    fn hedged(self, hedges: Hedges) -> Hedged;
+
+    /// Whether the front end runs many requests, and so measures their latencies into a sketch
+    /// of its own for a delay at a quantile.
+    const MANY_REQUESTS: bool;
+}
+
+/// Writes `hedge` for a front end that can hedge.
+macro_rules! hedge_setting {
+    (
+        front: $front:ident<$($arg:ident),*>,
+        hedged: $hedged:ty,
+        generics: [$($g:tt)*],
+        where: [$($bounds:tt)*],
+    ) => {
+        impl<$($g)* H> $front<$($arg,)* H>
+        where
+            $($bounds)*
+        {
+            /// Hedges instead of retrying: sends the first attempt at once and another each
+            /// time `hedging`'s delay passes without an answer, up to its `max_attempts` in
+            /// all, takes the first success and cancels the rest (gRPC's `hedgingPolicy`; see
+            /// [`Hedging`](stagger_core::engine::Hedging) for the rules). The policy's delays
+            /// are not used. It returns this front end's hedged form, used as this one is
+            /// (awaited, layered, added to a client), which measures latencies with
+            /// `.latencies(..)`.
+            ///
+            /// Everything else holds as for a retried run: the one deadline bounds every
+            /// attempt, an attempt timeout cancels an attempt that outlives it, every hedge is
+            /// a retry the budget may refuse, and an operation that is not idempotent is never
+            /// in flight twice. In the HTTP layers, only a request whose body can be replayed
+            /// is sent more than once. A delay at a latency quantile reads the latencies of the
+            /// front end's attempts: the HTTP layers measure their requests into a sketch of
+            /// their own, and a single run needs them given (`.latencies(..)`).
+            pub fn hedge(
+                self,
+                hedging: stagger_core::engine::Hedging,
+            ) -> $hedged {
+                let hedges = $crate::hedge::Hedges::new(
+                    hedging,
+                    <Self as $crate::hedge::HedgedForm<$hedged>>::MANY_REQUESTS,
+                );
+                $crate::hedge::HedgedForm::hedged(self, hedges)
+            }
+        }
+    };
+}
+
+#[cfg(any(feature = "tower", feature = "reqwest"))]
+pub(crate) use hedge_setting;
+
+hedge_setting! {
+    front: Retry<O, P>,
+    hedged: crate::hedge::HedgedRetry<O, P, H>,
+    generics: [O, P,],
+    where: [
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet<Ok: crate::classify::ClassifyOk<O::Value>, Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
+    ],
+}
 
 /// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
 /// every attempt is measured into. [`Retry::hedge`] and the tower `RetryLayer::hedge` keep one,
@@ -89,7 +156,7 @@ impl Hedges {
     }
 }
 
-impl<O, P, H> HedgeFront<HedgedRetry<O, P, H>> for Retry<O, P, H>
+impl<O, P, H> HedgedForm<HedgedRetry<O, P, H>> for Retry<O, P, H>
 where
     O: AsyncOperation,
     P: IntoPolicy,

@@ -46,7 +46,7 @@
 //! - [`retry`]: async code. Start here.
 //! - [`Retryable`]: the same builder as a method, `(|| call()).retry(policy)`, on a closure
 //!   that takes no arguments.
-//! - [`blocking::retry`]: blocking code, the same builder run with [`Retry::call`]; it waits
+//! - [`blocking::retry`]: blocking code, the same settings run with [`BlockingRetry::call`](blocking::BlockingRetry::call); it waits
 //!   on the thread and needs no feature.
 //! - `tower::RetryLayer` (feature `tower`): a tower `Service` of `http` requests, such as a
 //!   hyper client.
@@ -119,6 +119,7 @@ pub mod notify;
 pub mod operation;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 mod overrides;
+mod parts;
 #[cfg(any(feature = "tower", feature = "reqwest"))]
 mod report;
 #[cfg(all(feature = "reqwest", not(target_arch = "wasm32")))]
@@ -148,7 +149,7 @@ pub use stagger_core::{
 };
 
 /// The blocking executor: [`blocking::retry`] and [`blocking::BlockingRetryable`], with the
-/// same settings as the async one, run with [`BlockingRetry::call`].
+/// same settings as the async one, run with [`BlockingRetry::call`](crate::blocking::BlockingRetry::call).
 pub mod blocking {
     pub use crate::blocking_retry::{BlockingHooks, BlockingRetry, BlockingRetryable, retry};
     pub use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};

@@ -19,58 +19,10 @@ use crate::driver::ResultOf;
 use crate::future::RetryOutcomeFuture;
 use crate::hooks::{HookSet, Hooks, HooksFor, RunBudget};
 use crate::operation::{AsyncFn, AsyncOperation, Operation};
+use crate::parts::Parts;
 use crate::setup::Setup;
 use crate::sleep::{DefaultSleeper, MaybeSleeper, Sleeper};
-use crate::surface::{Fails, Succeeds, hedge_setting, surface};
-
-/// What a run starts from, whichever executor runs it: the operation, its policy, and its
-/// [`Setup`] (settings and hooks). The builders ([`Retry`], `BlockingRetry`) hold one until the
-/// run starts; the tower layer and the reqwest middleware make one per request.
-pub(crate) struct Parts<O, P, H> {
-    pub(crate) op: O,
-    pub(crate) policy: P,
-    pub(crate) setup: Setup<H>,
-    /// The most attempts the operation can make, whatever the policy says.
-    pub(crate) attempt_limit: u32,
-    /// The generator of the spread above a server's wait, if the caller gave one.
-    pub(crate) spread_rng: Option<SeededRng>,
-    /// The destination the run calls, which a gate and a budget per destination key it by.
-    pub(crate) destination: Option<Arc<str>>,
-}
-
-impl<O, P, H> Parts<O, P, H> {
-    pub(crate) const fn new(op: O, policy: P, hooks: H) -> Self {
-        Self {
-            op,
-            policy,
-            setup: Setup::new(hooks),
-            attempt_limit: u32::MAX,
-            spread_rng: None,
-            destination: None,
-        }
-    }
-
-    /// The same parts with the setup `f` makes of their own.
-    #[inline]
-    pub(crate) fn map_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> Parts<O, P, H2> {
-        Parts {
-            op: self.op,
-            policy: self.policy,
-            setup: f(self.setup),
-            attempt_limit: self.attempt_limit,
-            spread_rng: self.spread_rng,
-            destination: self.destination,
-        }
-    }
-
-    /// Allows at most `max` attempts, whatever the policy says: an operation that cannot be
-    /// repeated.
-    #[cfg(feature = "reqwest")]
-    pub(crate) fn attempt_limit(mut self, max: u32) -> Self {
-        self.attempt_limit = self.attempt_limit.min(max);
-        self
-    }
-}
+use crate::surface::{Fails, Succeeds, surface};
 
 pin_project! {
     /// An async retry: the operation, its policy, its [`Settings`](stagger_core::engine::Settings)
@@ -208,18 +160,6 @@ surface! {
     sleeper: [MaybeSleeper],
     budget: [RunBudget],
     gate: [B: stagger_core::engine::Budget],
-}
-
-hedge_setting! {
-    front: Retry<O, P>,
-    hedged: crate::hedge::HedgedRetry<O, P, H>,
-    generics: [O, P,],
-    where: [
-        O: AsyncOperation,
-        P: IntoPolicy,
-        H: HookSet<Ok: crate::classify::ClassifyOk<O::Value>, Budget: RunBudget>,
-        H::Sleeper: MaybeSleeper,
-    ],
 }
 
 /// Retries the async operation `op` under `policy`: a configuration of the catalog, or a policy

@@ -45,17 +45,6 @@ pub trait Fails<E> {}
 #[doc(hidden)]
 pub trait Succeeds<T> {}
 
-/// How a front end hedges: the hedged counterpart `Hedged` it becomes
-/// ([`hedge`](crate::Retry::hedge)).
-pub(crate) trait Hedge<Hedged>: Sized {
-    /// This front end, hedging by `hedges`.
-    fn hedged(self, hedges: crate::hedge::Hedges) -> Hedged;
-
-    /// Whether the front end runs many requests, and so measures their latencies into a sketch
-    /// of its own for a delay at a quantile.
-    const MANY_REQUESTS: bool;
-}
-
 /// Writes the settings of one front end. `$front<$($arg),*, Hooks<..>>` is the front end's
 /// type, its hooks last; `$parts` the expression that reaches its [`Setup`](crate::setup::Setup)
 /// mutably in `self`, `$map` the function that makes it with another; the bounds say what its
@@ -258,45 +247,4 @@ macro_rules! surface {
     };
 }
 
-/// Writes `hedge` for a front end that can hedge.
-macro_rules! hedge_setting {
-    (
-        front: $front:ident<$($arg:ident),*>,
-        hedged: $hedged:ty,
-        generics: [$($g:tt)*],
-        where: [$($bounds:tt)*],
-    ) => {
-        impl<$($g)* H> $front<$($arg,)* H>
-        where
-            $($bounds)*
-        {
-            /// Hedges instead of retrying: sends the first attempt at once and another each
-            /// time `hedging`'s delay passes without an answer, up to its `max_attempts` in
-            /// all, takes the first success and cancels the rest (gRPC's `hedgingPolicy`; see
-            /// [`Hedging`](stagger_core::engine::Hedging) for the rules). The policy's delays
-            /// are not used. It returns this front end's hedged form, used as this one is
-            /// (awaited, layered, added to a client), which measures latencies with
-            /// `.latencies(..)`.
-            ///
-            /// Everything else holds as for a retried run: the one deadline bounds every
-            /// attempt, an attempt timeout cancels an attempt that outlives it, every hedge is
-            /// a retry the budget may refuse, and an operation that is not idempotent is never
-            /// in flight twice. In the HTTP layers, only a request whose body can be replayed
-            /// is sent more than once. A delay at a latency quantile reads the latencies of the
-            /// front end's attempts: the HTTP layers measure their requests into a sketch of
-            /// their own, and a single run needs them given (`.latencies(..)`).
-            pub fn hedge(
-                self,
-                hedging: stagger_core::engine::Hedging,
-            ) -> $hedged {
-                let hedges = $crate::hedge::Hedges::new(
-                    hedging,
-                    <Self as $crate::surface::Hedge<$hedged>>::MANY_REQUESTS,
-                );
-                $crate::surface::Hedge::hedged(self, hedges)
-            }
-        }
-    };
-}
-
-pub(crate) use {hedge_setting, surface};
+pub(crate) use surface;

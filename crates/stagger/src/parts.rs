@@ -1,0 +1,56 @@
+//! [`Parts`]: what a run starts from, whichever executor or integration runs it.
+
+use std::sync::Arc;
+
+use stagger_core::SeededRng;
+
+use crate::setup::Setup;
+
+/// What a run starts from, whichever executor runs it: the operation, its policy, and its
+/// [`Setup`] (settings and hooks). The builders ([`Retry`], `BlockingRetry`) hold one until the
+/// run starts; the tower layer and the reqwest middleware make one per request.
+pub(crate) struct Parts<O, P, H> {
+    pub(crate) op: O,
+    pub(crate) policy: P,
+    pub(crate) setup: Setup<H>,
+    /// The most attempts the operation can make, whatever the policy says.
+    pub(crate) attempt_limit: u32,
+    /// The generator of the spread above a server's wait, if the caller gave one.
+    pub(crate) spread_rng: Option<SeededRng>,
+    /// The destination the run calls, which a gate and a budget per destination key it by.
+    pub(crate) destination: Option<Arc<str>>,
+}
+
+impl<O, P, H> Parts<O, P, H> {
+    pub(crate) const fn new(op: O, policy: P, hooks: H) -> Self {
+        Self {
+            op,
+            policy,
+            setup: Setup::new(hooks),
+            attempt_limit: u32::MAX,
+            spread_rng: None,
+            destination: None,
+        }
+    }
+
+    /// The same parts with the setup `f` makes of their own.
+    #[inline]
+    pub(crate) fn map_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> Parts<O, P, H2> {
+        Parts {
+            op: self.op,
+            policy: self.policy,
+            setup: f(self.setup),
+            attempt_limit: self.attempt_limit,
+            spread_rng: self.spread_rng,
+            destination: self.destination,
+        }
+    }
+
+    /// Allows at most `max` attempts, whatever the policy says: an operation that cannot be
+    /// repeated.
+    #[cfg(feature = "reqwest")]
+    pub(crate) fn attempt_limit(mut self, max: u32) -> Self {
+        self.attempt_limit = self.attempt_limit.min(max);
+        self
+    }
+}

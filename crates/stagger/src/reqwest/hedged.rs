@@ -1,0 +1,94 @@
+//! [`HedgedMiddleware`]: a reqwest middleware that hedges each request,
+//! [`RetryMiddleware::hedge`].
+
+use std::sync::Arc;
+
+use ::reqwest::{Request, Response};
+use http::Extensions;
+use reqwest_middleware::{Middleware, Next, Result};
+#[cfg(feature = "serde")]
+use stagger_core::ConfigError;
+use stagger_core::sketch::LatencySketch;
+use stagger_core::{AnyConfig, PolicyConfig, SeededRng};
+
+#[cfg(feature = "serde")]
+use super::middleware::SpecHooks;
+use super::middleware::{MiddlewareHooks, RequestHooks, RetryMiddleware};
+use super::request::handle;
+use crate::hedge::Hedges;
+
+/// A reqwest-middleware [`Middleware`] that hedges each request:
+/// [`RetryMiddleware::hedge`].
+#[derive(Clone, Debug)]
+pub struct HedgedMiddleware<P = AnyConfig, H = MiddlewareHooks> {
+    retry: RetryMiddleware<P, H>,
+    hedges: Hedges,
+}
+
+#[cfg(feature = "serde")]
+impl HedgedMiddleware<AnyConfig, SpecHooks> {
+    /// A hedging middleware as a configuration file with a `hedging` table describes it, in
+    /// one call: [`RetryMiddleware::from_spec`], then [`hedge`](RetryMiddleware::hedge) by the
+    /// table.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
+    /// table is [`ConfigError::Unusable`] (use [`RetryMiddleware::from_spec`]).
+    pub fn from_spec(
+        spec: &stagger_core::config::RetrySpec,
+    ) -> std::result::Result<Self, ConfigError> {
+        let Some(hedging) = spec.to_hedging()? else {
+            return Err(ConfigError::Unusable {
+                param: "hedging",
+                reason: "the file does not hedge: build the middleware with RetryMiddleware::from_spec",
+            });
+        };
+        Ok(RetryMiddleware::from_spec_retrying(spec)?.hedge(hedging))
+    }
+}
+
+crate::hedge::hedge_setting! {
+    front: RetryMiddleware<P>,
+    hedged: HedgedMiddleware<P, H>,
+    generics: [P,],
+    where: [],
+}
+
+impl<P, H> crate::hedge::HedgedForm<HedgedMiddleware<P, H>> for RetryMiddleware<P, H> {
+    const MANY_REQUESTS: bool = true;
+
+    fn hedged(self, hedges: Hedges) -> HedgedMiddleware<P, H> {
+        HedgedMiddleware {
+            retry: self,
+            hedges,
+        }
+    }
+}
+
+impl<P, H> HedgedMiddleware<P, H> {
+    /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
+    /// executors, say), and takes a delay at a quantile from it.
+    #[must_use]
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        self.hedges.latencies(latencies);
+        self
+    }
+}
+
+#[async_trait::async_trait]
+impl<P, H> Middleware for HedgedMiddleware<P, H>
+where
+    P: PolicyConfig + Send + Sync + 'static,
+    P::Policy<SeededRng>: Send,
+    H: RequestHooks,
+{
+    async fn handle(
+        &self,
+        request: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        handle(&self.retry, Some(&self.hedges), request, extensions, next).await
+    }
+}

@@ -1,0 +1,78 @@
+//! [`HedgeLayer`]: a tower layer that hedges each request, [`RetryLayer::hedge`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use stagger_core::AnyConfig;
+#[cfg(feature = "serde")]
+use stagger_core::ConfigError;
+use stagger_core::sketch::LatencySketch;
+
+#[cfg(feature = "serde")]
+use super::retry_layer::SpecHooks;
+use super::retry_layer::{LayerHooks, RetryLayer};
+use crate::hedge::Hedges;
+
+#[cfg(feature = "serde")]
+impl HedgeLayer<AnyConfig, SpecHooks> {
+    /// A hedging layer as a configuration file with a `hedging` table describes it, in one
+    /// call: [`RetryLayer::from_spec`], then [`hedge`](RetryLayer::hedge) by the table.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
+    /// table is [`ConfigError::Unusable`] (use [`RetryLayer::from_spec`]).
+    pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        let Some(hedging) = spec.to_hedging()? else {
+            return Err(ConfigError::Unusable {
+                param: "hedging",
+                reason: "the file does not hedge: build the layer with RetryLayer::from_spec",
+            });
+        };
+        Ok(RetryLayer::from_spec_retrying(spec)?.hedge(hedging))
+    }
+}
+
+/// A tower [`Layer`](tower_layer::Layer) that hedges HTTP requests: [`RetryLayer::hedge`].
+#[derive(Clone)]
+#[must_use = "a layer does nothing until it wraps a service"]
+pub struct HedgeLayer<P = AnyConfig, H = LayerHooks> {
+    pub(super) retry: RetryLayer<P, H>,
+    pub(super) hedges: Hedges,
+}
+
+impl<P, H> HedgeLayer<P, H> {
+    /// Measures the attempts' latencies into `latencies` (shared with other layers or
+    /// executors, say), and takes a delay at a quantile from it.
+    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
+        self.hedges.latencies(latencies);
+        self
+    }
+}
+
+impl<P, H> fmt::Debug for HedgeLayer<P, H> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HedgeLayer")
+            .field("retry", &self.retry)
+            .field("hedging", &self.hedges.hedging)
+            .finish_non_exhaustive()
+    }
+}
+
+crate::hedge::hedge_setting! {
+    front: RetryLayer<P>,
+    hedged: HedgeLayer<P, H>,
+    generics: [P,],
+    where: [],
+}
+
+impl<P, H> crate::hedge::HedgedForm<HedgeLayer<P, H>> for RetryLayer<P, H> {
+    const MANY_REQUESTS: bool = true;
+
+    fn hedged(self, hedges: Hedges) -> HedgeLayer<P, H> {
+        HedgeLayer {
+            retry: self,
+            hedges,
+        }
+    }
+}
