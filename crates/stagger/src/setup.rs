@@ -36,7 +36,8 @@ impl<H> Setup<H> {
 
 /// A front end as a configuration file describes it: its policy, checked, and its setup, the
 /// default `hooks` with the file's settings and budget. The tower layer's and the reqwest
-/// middleware's `from_spec` are this, each with its own default hooks.
+/// middleware's `from_spec` are this, each with its own default hooks; a retrying one refuses
+/// a file that hedges, saying why (`refuse_hedging`).
 ///
 /// # Errors
 ///
@@ -46,6 +47,7 @@ impl<H> Setup<H> {
 pub(crate) fn from_spec<C, V, S, K>(
     spec: &stagger_core::config::RetrySpec,
     hooks: Hooks<C, V, S, K>,
+    refuse_hedging: Option<&'static str>,
 ) -> Result<
     (
         stagger_core::AnyConfig,
@@ -54,6 +56,9 @@ pub(crate) fn from_spec<C, V, S, K>(
     stagger_core::ConfigError,
 > {
     use stagger_core::PolicyConfig;
+    if let Some(refusal) = refuse_hedging {
+        spec.refuse_hedging(refusal)?;
+    }
     let settings = spec.to_settings()?;
     let budgets = spec.to_budgets(stagger_core::SeededRng::from_entropy())?;
     let policy = spec.to_config()?;
@@ -61,4 +66,22 @@ pub(crate) fn from_spec<C, V, S, K>(
     let mut setup = Setup::new(hooks);
     setup.settings = settings;
     Ok((policy, setup.map_hooks(|hooks| hooks.budget(budgets))))
+}
+
+/// The hedging of a file that a hedging front end is built from: its `hedging` table, or
+/// [`ConfigError::Unusable`](stagger_core::ConfigError::Unusable) saying `reason`.
+///
+/// # Errors
+///
+/// The table's [`ConfigError`](stagger_core::ConfigError), or `reason` without one.
+#[cfg(all(feature = "serde", any(feature = "tower", feature = "reqwest")))]
+pub(crate) fn hedging_of(
+    spec: &stagger_core::config::RetrySpec,
+    reason: &'static str,
+) -> Result<stagger_core::engine::Hedging, stagger_core::ConfigError> {
+    spec.to_hedging()?
+        .ok_or(stagger_core::ConfigError::Unusable {
+            param: "hedging",
+            reason,
+        })
 }

@@ -3,26 +3,22 @@
 
 use std::sync::Arc;
 
-use ::reqwest::{Request, Response};
-use http::Extensions;
-use reqwest_middleware::{Middleware, Next, Result};
+use stagger_core::AnyConfig;
 #[cfg(feature = "serde")]
 use stagger_core::ConfigError;
 use stagger_core::sketch::LatencySketch;
-use stagger_core::{AnyConfig, PolicyConfig, SeededRng};
 
 #[cfg(feature = "serde")]
 use super::middleware::SpecHooks;
-use super::middleware::{MiddlewareHooks, RequestHooks, RetryMiddleware};
-use super::request::handle;
+use super::middleware::{MiddlewareHooks, RetryMiddleware};
 use crate::hedge::Hedges;
 
 /// A reqwest-middleware [`Middleware`] that hedges each request:
 /// [`RetryMiddleware::hedge`].
 #[derive(Clone, Debug)]
 pub struct HedgedMiddleware<P = AnyConfig, H = MiddlewareHooks> {
-    retry: RetryMiddleware<P, H>,
-    hedges: Hedges,
+    pub(super) retry: RetryMiddleware<P, H>,
+    pub(super) hedges: Hedges,
 }
 
 #[cfg(feature = "serde")]
@@ -35,16 +31,14 @@ impl HedgedMiddleware<AnyConfig, SpecHooks> {
     ///
     /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
     /// table is [`ConfigError::Unusable`] (use [`RetryMiddleware::from_spec`]).
-    pub fn from_spec(
-        spec: &stagger_core::config::RetrySpec,
-    ) -> std::result::Result<Self, ConfigError> {
-        let Some(hedging) = spec.to_hedging()? else {
-            return Err(ConfigError::Unusable {
-                param: "hedging",
-                reason: "the file does not hedge: build the middleware with RetryMiddleware::from_spec",
-            });
-        };
-        Ok(RetryMiddleware::from_spec_retrying(spec)?.hedge(hedging))
+    pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        let hedging = crate::setup::hedging_of(
+            spec,
+            "the file does not hedge: build the middleware with RetryMiddleware::from_spec",
+        )?;
+        let (policy, setup) =
+            crate::setup::from_spec(spec, super::middleware::middleware_hooks(), None)?;
+        Ok(RetryMiddleware::with_parts(policy, setup).hedge(hedging))
     }
 }
 
@@ -73,22 +67,5 @@ impl<P, H> HedgedMiddleware<P, H> {
     pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
         self.hedges.latencies(latencies);
         self
-    }
-}
-
-#[async_trait::async_trait]
-impl<P, H> Middleware for HedgedMiddleware<P, H>
-where
-    P: PolicyConfig + Send + Sync + 'static,
-    P::Policy<SeededRng>: Send,
-    H: RequestHooks,
-{
-    async fn handle(
-        &self,
-        request: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> Result<Response> {
-        handle(&self.retry, Some(&self.hedges), request, extensions, next).await
     }
 }

@@ -41,7 +41,7 @@ pub struct RetryMiddleware<P = AnyConfig, H = MiddlewareHooks> {
 }
 
 /// The hooks a middleware starts with: [`MiddlewareHooks`].
-const fn middleware_hooks() -> MiddlewareHooks {
+pub(super) const fn middleware_hooks() -> MiddlewareHooks {
     Hooks {
         classifier: ByTransport,
         ok: HttpClassifier::new(),
@@ -54,7 +54,7 @@ const fn middleware_hooks() -> MiddlewareHooks {
 
 impl<P, H> RetryMiddleware<P, H> {
     /// A middleware of `policy` and `setup`.
-    const fn with_parts(policy: P, setup: Setup<H>) -> Self {
+    pub(super) const fn with_parts(policy: P, setup: Setup<H>) -> Self {
         Self { policy, setup }
     }
 
@@ -106,20 +106,9 @@ impl RetryMiddleware<AnyConfig, SpecHooks> {
     ///
     /// The first [`ConfigError`] of the file, naming the field; a file with a `hedging` table
     /// is refused (build it with [`HedgedMiddleware::from_spec`](super::HedgedMiddleware::from_spec)).
-    pub fn from_spec(
-        spec: &stagger_core::config::RetrySpec,
-    ) -> std::result::Result<Self, ConfigError> {
-        spec.refuse_hedging(
-            "the file hedges: build the middleware with HedgedMiddleware::from_spec",
-        )?;
-        Self::from_spec_retrying(spec)
-    }
-
-    /// [`from_spec`](RetryMiddleware::from_spec) without the check for hedging.
-    pub(super) fn from_spec_retrying(
-        spec: &stagger_core::config::RetrySpec,
-    ) -> std::result::Result<Self, ConfigError> {
-        let (policy, setup) = crate::setup::from_spec(spec, middleware_hooks())?;
+    pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
+        let refusal = "the file hedges: build the middleware with HedgedMiddleware::from_spec";
+        let (policy, setup) = crate::setup::from_spec(spec, middleware_hooks(), Some(refusal))?;
         Ok(Self::with_parts(policy, setup))
     }
 }

@@ -13,6 +13,7 @@ use stagger_core::{PolicyConfig, SeededRng};
 
 use super::body::read_under;
 use super::classify::Borrowed;
+use super::hedged::HedgedMiddleware;
 use super::middleware::{RequestHooks, RetryMiddleware};
 use crate::future::RetryOutcomeFuture;
 use crate::hedge::Hedges;
@@ -31,22 +32,33 @@ impl Reported for Response {
     }
 }
 
-#[async_trait::async_trait]
-impl<P, H> Middleware for RetryMiddleware<P, H>
-where
-    P: PolicyConfig + Send + Sync + 'static,
-    P::Policy<SeededRng>: Send,
-    H: RequestHooks,
-{
-    async fn handle(
-        &self,
-        request: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> Result<Response> {
-        handle(self, None, request, extensions, next).await
-    }
+/// Writes the [`Middleware`] of one front end, `$front`: each request is [`handle`]d with the
+/// retrying middleware and the hedging that `$parts` gives of it.
+macro_rules! middleware {
+    ($front:ident, |$this:ident| $parts:expr) => {
+        #[async_trait::async_trait]
+        impl<P, H> Middleware for $front<P, H>
+        where
+            P: PolicyConfig + Send + Sync + 'static,
+            P::Policy<SeededRng>: Send,
+            H: RequestHooks,
+        {
+            async fn handle(
+                &self,
+                request: Request,
+                extensions: &mut Extensions,
+                next: Next<'_>,
+            ) -> Result<Response> {
+                let $this = self;
+                let (retry, hedges) = $parts;
+                handle(retry, hedges, request, extensions, next).await
+            }
+        }
+    };
 }
+
+middleware!(RetryMiddleware, |this| (this, None));
+middleware!(HedgedMiddleware, |this| (&this.retry, Some(&this.hedges)));
 
 /// One request through `middleware`, hedged by `hedges` if given: a run on the async driver.
 pub(super) async fn handle<P, H>(

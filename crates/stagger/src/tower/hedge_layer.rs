@@ -23,13 +23,13 @@ impl HedgeLayer<AnyConfig, SpecHooks> {
     /// The first [`ConfigError`] of the file, naming the field; a file without a `hedging`
     /// table is [`ConfigError::Unusable`] (use [`RetryLayer::from_spec`]).
     pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
-        let Some(hedging) = spec.to_hedging()? else {
-            return Err(ConfigError::Unusable {
-                param: "hedging",
-                reason: "the file does not hedge: build the layer with RetryLayer::from_spec",
-            });
-        };
-        Ok(RetryLayer::from_spec_retrying(spec)?.hedge(hedging))
+        let hedging = crate::setup::hedging_of(
+            spec,
+            "the file does not hedge: build the layer with RetryLayer::from_spec",
+        )?;
+        let (policy, setup) =
+            crate::setup::from_spec(spec, super::retry_layer::layer_hooks(), None)?;
+        Ok(RetryLayer::with_parts(policy, setup).hedge(hedging))
     }
 }
 

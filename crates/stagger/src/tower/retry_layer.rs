@@ -57,7 +57,7 @@ impl<P: PolicyConfig> RetryLayer<P> {
 }
 
 /// The hooks a layer starts with: [`LayerHooks`].
-fn layer_hooks() -> LayerHooks {
+pub(super) fn layer_hooks() -> LayerHooks {
     Hooks::with_time(DefaultSleeper::default(), DefaultClock::default())
         .classifier(ByIoCause)
         .ok(HttpClassifier::new())
@@ -91,15 +91,8 @@ impl RetryLayer<AnyConfig, SpecHooks> {
     ///
     /// The first [`ConfigError`] of the file, naming the field.
     pub fn from_spec(spec: &stagger_core::config::RetrySpec) -> Result<Self, ConfigError> {
-        spec.refuse_hedging("the file hedges: build the layer with HedgeLayer::from_spec")?;
-        Self::from_spec_retrying(spec)
-    }
-
-    /// [`from_spec`](RetryLayer::from_spec) without the check for hedging.
-    pub(super) fn from_spec_retrying(
-        spec: &stagger_core::config::RetrySpec,
-    ) -> Result<Self, ConfigError> {
-        let (policy, setup) = crate::setup::from_spec(spec, layer_hooks())?;
+        let refusal = "the file hedges: build the layer with HedgeLayer::from_spec";
+        let (policy, setup) = crate::setup::from_spec(spec, layer_hooks(), Some(refusal))?;
         Ok(Self::with_parts(policy, setup))
     }
 }
@@ -131,7 +124,7 @@ crate::surface::surface! {
 
 impl<P, H> RetryLayer<P, H> {
     /// A layer of `policy` and `setup`, without buffering.
-    const fn with_parts(policy: P, setup: Setup<H>) -> Self {
+    pub(super) const fn with_parts(policy: P, setup: Setup<H>) -> Self {
         Self {
             policy,
             setup,
