@@ -13,7 +13,7 @@ use super::middleware::SpecHooks;
 use super::middleware::{MiddlewareHooks, RetryMiddleware};
 use crate::hedge::Hedges;
 
-/// A reqwest-middleware [`Middleware`] that hedges each request:
+/// A reqwest-middleware [`Middleware`](reqwest_middleware::Middleware) that hedges each request:
 /// [`RetryMiddleware::hedge`].
 #[derive(Clone, Debug)]
 pub struct HedgedMiddleware<P = AnyConfig, H = MiddlewareHooks> {
