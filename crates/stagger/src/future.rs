@@ -19,7 +19,7 @@ use stagger_core::{IntoPolicy, Timestamp};
 use crate::driver::{After, Driver, OutcomeOf, Pace};
 use crate::hooks::{HookSet, HooksFor, RunBudget};
 use crate::nesting;
-use crate::operation::AsyncOperation;
+use crate::operation::{AsyncOperation, Operation};
 use crate::parts::Parts;
 use crate::sleep::{MaybeSleeper, Sleeper};
 use crate::timer::{self, EarlyFires};
@@ -56,7 +56,7 @@ pin_project! {
         H::Sleeper: MaybeSleeper,
     {
         start: Option<Parts<O, P, H>>,
-        driver: Option<Driver<O, P::Policy, H>>,
+        driver: Option<Started<O, P::Policy, H>>,
         span: trace::RunSpan,
         // The deadline's timer, armed when an attempt first has to wait: for the run's
         // deadline, or, with an attempt timeout, afresh for each attempt's own expiry.
@@ -64,24 +64,6 @@ pin_project! {
         timer: Option<<H::Sleeper as MaybeSleeper>::Sleep>,
         #[pin]
         state: State<O::Attempt, <H::Sleeper as MaybeSleeper>::Sleep>,
-    }
-
-    impl<O, P, H> PinnedDrop for RetryOutcomeFuture<O, P, H>
-    where
-        O: AsyncOperation,
-        P: IntoPolicy,
-        H: HookSet<Budget: RunBudget>,
-        H::Sleeper: MaybeSleeper,
-    {
-        // Dropped during a wait (a caller's timeout, a cancelled request): the retry the
-        // budget granted for the next attempt is not sent, so it goes back.
-        fn drop(this: Pin<&mut Self>) {
-            // (A slot a gate reserved for the attempt goes back when the gated budget is
-            // dropped with the run.)
-            if let Some(driver) = this.project().driver.as_mut() {
-                driver.run.cancel();
-            }
-        }
     }
 }
 
@@ -93,7 +75,7 @@ where
     H::Sleeper: MaybeSleeper,
 {
     /// The future of a run of `parts`, started on its first poll.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(parts: Parts<O, P, H>) -> Self {
         Self {
             start: Some(parts),
@@ -105,14 +87,17 @@ where
     }
 
     /// The parts of a run not started yet.
-    pub(crate) fn into_parts(mut self) -> Parts<O, P, H> {
-        match self.start.take() {
+    #[inline(always)]
+    pub(crate) fn into_parts(self) -> Parts<O, P, H> {
+        let Self { start, .. } = self;
+        match start {
             Some(parts) => parts,
             None => unreachable!("a retry's settings are set before it is polled"),
         }
     }
 
     /// The parts of a run not started yet, to set in place.
+    #[inline(always)]
     pub(crate) fn parts_mut(&mut self) -> &mut Parts<O, P, H> {
         match self.start.as_mut() {
             Some(parts) => parts,
@@ -138,7 +123,7 @@ where
         let mut early_fires = EarlyFires::new();
         if let Some(parts) = this.start.take() {
             match Driver::start(parts) {
-                Ok(driver) => *this.driver = Some(driver),
+                Ok(driver) => *this.driver = Some(Started(driver)),
                 Err(outcome) => {
                     this.state.set(State::Done);
                     return Poll::Ready(outcome);
@@ -286,5 +271,34 @@ where
                 }
             }
         }
+    }
+}
+
+/// A run the async executor started. Dropped during a wait (a caller's timeout, a cancelled
+/// request), the retry the budget granted for the next attempt is not sent, so it goes back.
+/// (A slot a gate reserved for the attempt goes back when the gated budget is dropped with the
+/// run.) Kept apart from the future, so that a retry not yet started is a plain value, which its
+/// settings take apart and rebuild at no cost.
+struct Started<O: Operation, Pol, H: HookSet<Budget: RunBudget>>(Driver<O, Pol, H>);
+
+impl<O: Operation, Pol, H: HookSet<Budget: RunBudget>> Drop for Started<O, Pol, H> {
+    fn drop(&mut self) {
+        self.0.run.cancel();
+    }
+}
+
+impl<O: Operation, Pol, H: HookSet<Budget: RunBudget>> std::ops::Deref for Started<O, Pol, H> {
+    type Target = Driver<O, Pol, H>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Driver<O, Pol, H> {
+        &self.0
+    }
+}
+
+impl<O: Operation, Pol, H: HookSet<Budget: RunBudget>> std::ops::DerefMut for Started<O, Pol, H> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Driver<O, Pol, H> {
+        &mut self.0
     }
 }

@@ -34,7 +34,7 @@ impl<O, P, H> Parts<O, P, H> {
     }
 
     /// The same parts with the setup `f` makes of their own.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn map_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> Parts<O, P, H2> {
         Parts {
             op: self.op,

@@ -63,12 +63,13 @@ where
     H: HookSet<Budget: RunBudget>,
     H::Sleeper: MaybeSleeper,
 {
+    #[inline(always)]
     pub(crate) fn new(op: O, policy: P, hooks: H) -> Self {
         Self::of(Parts::new(op, policy, hooks))
     }
 
     /// The retry that runs `parts`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn of(parts: Parts<O, P, H>) -> Self {
         Self {
             run: RetryOutcomeFuture::new(parts),
@@ -76,13 +77,13 @@ where
     }
 
     /// The parts, before the run starts.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn into_parts(self) -> Parts<O, P, H> {
         self.run.into_parts()
     }
 
     /// The parts, before the run starts, to set in place.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn parts_mut(&mut self) -> &mut Parts<O, P, H> {
         self.run.parts_mut()
     }
@@ -94,7 +95,7 @@ where
     }
 
     /// The same retry with the setup `f` makes of its own: every setting is one call of this.
-    #[inline]
+    #[inline(always)]
     fn map_setup<H2>(self, f: impl FnOnce(Setup<H>) -> Setup<H2>) -> Retry<O, P, H2>
     where
         H2: HookSet<Budget: RunBudget>,
