@@ -15,7 +15,7 @@ use stagger_core::{IntoPolicy, MonotonicClock, SeededRng, Timestamp};
 use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 use crate::classify::ByKind;
 use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
-use crate::hooks::{Hooks, HooksFor};
+use crate::hooks::{Gated, Hooks, HooksFor};
 use crate::nesting;
 use crate::operation::{AsyncOperation, BlockingFn, BlockingOperation, Operation};
 use crate::parts::Parts;
@@ -50,17 +50,19 @@ impl<O, P, H> BlockingRetry<O, P, H> {
         self
     }
 
-    /// The destination this call goes to, which a [`gate`](BlockingRetry::gate) paces it by;
-    /// see [`Retry::destination`](crate::Retry::destination).
-    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
-        self.parts.destination = Some(key.into());
-        self
-    }
-
     /// Draws the spread above a server-directed wait from `rng`; see
     /// [`Retry::spread_rng`](crate::Retry::spread_rng).
     pub fn spread_rng(mut self, rng: SeededRng) -> Self {
         self.parts.spread_rng = Some(rng);
+        self
+    }
+}
+
+impl<O, P, C, V, S, K, B, N> BlockingRetry<O, P, Hooks<C, V, S, K, Gated<B>, N>> {
+    /// The destination this call goes to, which its [`gate`](BlockingRetry::gate) paces it
+    /// by; see [`Retry::destination`](crate::Retry::destination).
+    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.parts.setup.hooks.budget.to(key.into());
         self
     }
 }

@@ -315,7 +315,6 @@ where
             setup: Setup { settings, hooks },
             attempt_limit,
             spread_rng,
-            destination,
         } = parts;
         let Hooks {
             classifier,
@@ -325,7 +324,7 @@ where
             budget,
             mut notify,
         } = hooks.into_parts();
-        let budget = budget.for_run(destination);
+        let budget = budget.for_run();
         let now = clock.now();
         // A shared budget or gate compares times of one timeline: the run's clock must be on
         // the one it keeps (the first run's), checked before anything reaches it.

@@ -148,17 +148,16 @@ pub trait RunBudget {
     /// The budget of one run.
     type Budget: Budget;
 
-    /// The budget of a run to `destination` (`None`: the one destination of a gate's runs
-    /// that name none).
+    /// The budget of one run.
     #[doc(hidden)]
-    fn for_run(self, destination: Option<Arc<str>>) -> Self::Budget;
+    fn for_run(self) -> Self::Budget;
 }
 
 impl<B: Budget> RunBudget for B {
     type Budget = B;
 
     #[inline(always)]
-    fn for_run(self, _destination: Option<Arc<str>>) -> B {
+    fn for_run(self) -> B {
         self
     }
 }
@@ -172,12 +171,23 @@ impl<B: Budget> RunBudget for B {
 pub struct Gated<B> {
     gate: Arc<Gate>,
     budget: B,
+    /// An executor's destination, if it names one.
+    destination: Option<Arc<str>>,
 }
 
 impl<B> Gated<B> {
     /// `budget` behind `gate`.
     pub(crate) const fn new(gate: Arc<Gate>, budget: B) -> Self {
-        Self { gate, budget }
+        Self {
+            gate,
+            budget,
+            destination: None,
+        }
+    }
+
+    /// The same, for a run to the destination `key` names.
+    pub(crate) fn to(&mut self, key: Arc<str>) {
+        self.destination = Some(key);
     }
 }
 
@@ -185,8 +195,8 @@ impl<B: Budget> RunBudget for Gated<B> {
     type Budget = GatedBudget<B>;
 
     #[inline]
-    fn for_run(self, destination: Option<Arc<str>>) -> GatedBudget<B> {
-        let key = destination.unwrap_or_else(|| Arc::from(""));
+    fn for_run(self) -> GatedBudget<B> {
+        let key = self.destination.unwrap_or_else(|| Arc::from(""));
         GatedBudget::new(self.budget, self.gate, key)
     }
 }

@@ -1,7 +1,5 @@
 //! [`Parts`]: what a run starts from, whichever executor or integration runs it.
 
-use std::sync::Arc;
-
 use stagger_core::SeededRng;
 
 use crate::setup::Setup;
@@ -17,8 +15,6 @@ pub(crate) struct Parts<O, P, H> {
     pub(crate) attempt_limit: u32,
     /// The generator of the spread above a server's wait, if the caller gave one.
     pub(crate) spread_rng: Option<SeededRng>,
-    /// The destination the run calls, which a gate and a budget per destination key it by.
-    pub(crate) destination: Option<Arc<str>>,
 }
 
 impl<O, P, H> Parts<O, P, H> {
@@ -29,7 +25,6 @@ impl<O, P, H> Parts<O, P, H> {
             setup: Setup::new(hooks),
             attempt_limit: u32::MAX,
             spread_rng: None,
-            destination: None,
         }
     }
 
@@ -42,7 +37,6 @@ impl<O, P, H> Parts<O, P, H> {
             setup: f(self.setup),
             attempt_limit: self.attempt_limit,
             spread_rng: self.spread_rng,
-            destination: self.destination,
         }
     }
 

@@ -17,7 +17,7 @@ use stagger_core::{IntoPolicy, SeededRng, Timestamp};
 use crate::clock::DefaultClock;
 use crate::driver::ResultOf;
 use crate::future::RetryOutcomeFuture;
-use crate::hooks::{HookSet, Hooks, HooksFor, RunBudget};
+use crate::hooks::{Gated, HookSet, Hooks, HooksFor, RunBudget};
 use crate::operation::{AsyncFn, AsyncOperation, Operation};
 use crate::parts::Parts;
 use crate::setup::Setup;
@@ -115,14 +115,6 @@ where
         self
     }
 
-    /// The destination this call goes to, which a [`gate`](Retry::gate) paces it by (default:
-    /// one destination for every run of a gate that names none): a setting of one call, as
-    /// the HTTP layers read each request's host and port.
-    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
-        self.parts_mut().destination = Some(key.into());
-        self
-    }
-
     /// Draws the spread above a server-directed wait
     /// ([`Dispersal`](stagger_core::engine::Dispersal)) from `rng` rather than from a generator
     /// seeded from process entropy: with a seeded policy and a manual clock, a run's every delay
@@ -130,6 +122,22 @@ where
     /// ([`SeededRng::fork`]), so that runs do not draw in step.
     pub fn spread_rng(mut self, rng: SeededRng) -> Self {
         self.parts_mut().spread_rng = Some(rng);
+        self
+    }
+}
+
+impl<O, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, Gated<B>, N>>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    S: MaybeSleeper,
+    B: stagger_core::engine::Budget,
+{
+    /// The destination this call goes to, which its [`gate`](Retry::gate) paces it by: a
+    /// setting of one call, as the HTTP layers read each request's host and port, set after
+    /// the gate. The runs of a gate that name none share one destination.
+    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
+        self.parts_mut().setup.hooks.budget.to(key.into());
         self
     }
 }
