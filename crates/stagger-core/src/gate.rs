@@ -154,7 +154,37 @@ impl Gate {
     ///
     /// [`ConfigError::TimelineMismatch`] if the gate already keeps times of another timeline.
     pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
-        self.timeline.bind(timeline)
+        self.bind_with(timeline, || Ok(()))
+    }
+
+    /// Binds the gate to `timeline` together with what `behind` binds (the budget behind the
+    /// gate), all or nothing: a run refused by either binds neither. Otherwise a run whose
+    /// budget refuses its timeline would leave a fresh gate bound to that timeline, and every
+    /// later run on the right clock would be refused for good.
+    ///
+    /// A bound gate never changes, so it is checked first, without a lock: bound to
+    /// `timeline`, only `behind` is left to bind; bound to another, nothing is. An unbound gate
+    /// is bound under one lock of the process, taken only by a gate's first runs, so that no
+    /// other run can bind it between `behind` and the gate: `behind` binds first, and the
+    /// gate only if `behind` accepted. The lock is taken once per thread: a budget behind the
+    /// gate that is itself behind a gate binds under the same lock.
+    fn bind_with(
+        &self,
+        timeline: Timeline,
+        behind: impl FnOnce() -> Result<(), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        match self.timeline.bound() {
+            Some(bound) if bound == timeline => behind(),
+            Some(_) => self.timeline.bind(timeline),
+            None => first_binding(|| {
+                if self.timeline.bound().is_none_or(|bound| bound == timeline) {
+                    behind()?;
+                }
+                // Unbound until now, under the lock: binding it cannot fail, but for a gate
+                // bound meanwhile to another timeline, whose error this is.
+                self.timeline.bind(timeline)
+            }),
+        }
     }
 
     /// The destinations the gate holds now.
@@ -300,6 +330,30 @@ impl Gate {
     }
 }
 
+/// Runs `bind` under the lock of gates' first bindings ([`Gate::bind_with`]), taken once per
+/// thread: a binding under way on this thread (a gate behind a gate) already holds it.
+fn first_binding<T>(bind: impl FnOnce() -> T) -> T {
+    static FIRST_BINDINGS: Mutex<()> = Mutex::new(());
+    thread_local! {
+        static HELD: Cell<bool> = const { Cell::new(false) };
+    }
+    /// Marks the lock held by this thread while it lives, even through a panic.
+    struct Held;
+    impl Drop for Held {
+        fn drop(&mut self) {
+            HELD.with(|held| held.set(false));
+        }
+    }
+    if HELD.with(Cell::get) {
+        return bind();
+    }
+    // Nothing is kept under the lock, so a poisoned one is safe to reuse.
+    let _lock = FIRST_BINDINGS.lock().unwrap_or_else(|e| e.into_inner());
+    HELD.with(|held| held.set(true));
+    let _held = Held;
+    bind()
+}
+
 /// A budget with a gate in front: the calls of a run to one destination (`key`) are paced by
 /// a [`Gate`] shared with every other call, and `B` decides their retries as before.
 ///
@@ -413,8 +467,9 @@ impl<B> fmt::Debug for GatedBudget<B> {
 impl<B: Budget> Budget for GatedBudget<B> {
     #[inline]
     fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
-        self.gate.bind(timeline)?;
-        self.budget.bind(timeline)
+        // All or nothing: a run refused by the budget leaves the gate unbound, and one refused
+        // by the gate leaves the budget unbound.
+        self.gate.bind_with(timeline, || self.budget.bind(timeline))
     }
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
@@ -515,6 +570,67 @@ mod tests {
 
     fn ms(ms: u64) -> Timestamp {
         Timestamp::from_duration(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn a_run_refused_by_the_budget_leaves_a_fresh_gate_unbound() {
+        use crate::budget::{Ratio, RatioBudget};
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        // A budget shared with runs on timeline A, and a gate no run has used yet.
+        let budget = Arc::new(RatioBudget::new(Ratio::FINAGLE).unwrap());
+        budget.bind(a).unwrap();
+        let gate = Arc::new(Gate::new(8).unwrap());
+        // A run on timeline B is refused by the budget: it must not bind the gate either.
+        let on_b = GatedBudget::new(Arc::clone(&budget), Arc::clone(&gate), "api");
+        assert_eq!(
+            on_b.bind(b),
+            Err(ConfigError::TimelineMismatch { bound: a, given: b })
+        );
+        assert_eq!(gate.timeline.bound(), None, "the gate is still unbound");
+        // So a run on A, the budget's timeline, may use both.
+        let on_a = GatedBudget::new(Arc::clone(&budget), Arc::clone(&gate), "api");
+        assert_eq!(on_a.bind(a), Ok(()));
+        assert_eq!(gate.timeline.bound(), Some(a));
+        // And the other way round: a gate bound to A refuses a run on B before its budget, a
+        // fresh one, is bound to B.
+        let fresh = Arc::new(RatioBudget::new(Ratio::FINAGLE).unwrap());
+        let refused = GatedBudget::new(Arc::clone(&fresh), Arc::clone(&gate), "api");
+        assert!(refused.bind(b).is_err());
+        assert_eq!(fresh.bind(a), Ok(()), "the fresh budget was left unbound");
+    }
+
+    #[test]
+    fn per_destination_budgets_behind_one_gate_bind_all_or_nothing() {
+        use crate::budget::{BudgetPerDestination, Ratio};
+        use crate::rng::SeededRng;
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        let budgets =
+            Arc::new(BudgetPerDestination::new(Ratio::FINAGLE, 8, SeededRng::new(1)).unwrap());
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let layer = GatedPerDestination::new(Arc::clone(&gate), Arc::clone(&budgets));
+        // The budget of "x" is bound to A by a run that does not use the gate.
+        budgets.for_key("x").bind(a).unwrap();
+        // A request to "x" on B is refused, and leaves the gate unbound...
+        assert!(layer.for_destination(|| "x".into()).bind(b).is_err());
+        assert_eq!(gate.timeline.bound(), None);
+        // ...so requests to "y" on A, and then to "x" on A, are served.
+        assert_eq!(layer.for_destination(|| "y".into()).bind(a), Ok(()));
+        assert_eq!(layer.for_destination(|| "x".into()).bind(a), Ok(()));
+        // A request to a new destination on B is refused by the gate, and leaves that
+        // destination's budget unbound.
+        assert!(layer.for_destination(|| "z".into()).bind(b).is_err());
+        assert_eq!(budgets.for_key("z").bind(a), Ok(()));
+    }
+
+    #[test]
+    fn a_gate_behind_a_gate_binds_without_waiting_for_itself() {
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let inner = GatedBudget::new(crate::budget::Unlimited, Arc::clone(&gate), "a");
+        let outer = GatedBudget::new(inner, Arc::clone(&gate), "a");
+        let timeline = Timeline::unique();
+        assert_eq!(outer.bind(timeline), Ok(()));
+        assert_eq!(gate.bind(timeline), Ok(()));
+        assert!(gate.bind(Timeline::unique()).is_err());
     }
 
     #[test]
