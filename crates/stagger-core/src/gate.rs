@@ -1,7 +1,7 @@
 //! [`Gate`]: one shared pacer per destination, so that calls told "not before T" come back one
 //! at a time.
 //!
-//! A rate limiter that refuses a fleet tells each client the same time. Spreading each client's
+//! A rate limiter that refuses a fleet tells each client the same time. Dispersing each client's
 //! retry at random above that time ([`Dispersal`](crate::engine::Dispersal)) avoids a single
 //! wave, but arrivals at random still leave slots empty and collide in others. A gate shared by
 //! every call to one destination (an `Arc<Gate>`, like a budget) does better: once any call to
@@ -60,10 +60,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// When a call may be sent. It lives with [`Budget::slot`], which answers it; re-exported here,
-/// where the gate hands slots out.
-pub use crate::budget::Slot;
-use crate::budget::{Budget, PerDestination, Spent};
+use crate::budget::{Budget, PerDestination, Slot, Spent};
 use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -360,13 +357,14 @@ fn first_binding<T>(bind: impl FnOnce() -> T) -> T {
 /// The engine asks the gate for a slot before each attempt, tells it of every server wait
 /// (capped at the longest wait the run honours) and of every success, and gives back a slot it
 /// will not use. A run with a gate is still told the server's wait for its own retry, and its
-/// [`Dispersal`](crate::engine::Dispersal) still spreads it: the gate only holds an attempt
+/// [`Dispersal`](crate::engine::Dispersal) still disperses it: the gate only holds an attempt
 /// later, never sends one sooner.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use stagger_core::engine::{Ready, Run, Settings, Unlimited};
+/// use stagger_core::budget::Unlimited;
+/// use stagger_core::engine::{Ready, Run, Settings};
 /// use stagger_core::gate::{Gate, GatedBudget};
 /// use stagger_core::policy::Immediate;
 /// use stagger_core::{PolicyConfig, SeededRng, Timestamp};

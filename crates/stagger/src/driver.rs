@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use stagger_core::engine::{Attempt, Budget, PlannedRetry, Ready, Run, StopReason, Stopped};
+use stagger_core::budget::Budget;
+use stagger_core::engine::{Attempt, PlannedRetry, Ready, Run, StopReason, Stopped};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{Clock, Failure, IntoPolicy, Policy, SeededRng, Timestamp};
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 #[cfg(feature = "tower")]
 use stagger_core::budget::PerDestination;
-use stagger_core::engine::{Budget, Unlimited};
+use stagger_core::budget::{Budget, Unlimited};
 
 use crate::classify::{ByKind, Classifier, ClassifyOk};
 use crate::clock::DefaultClock;

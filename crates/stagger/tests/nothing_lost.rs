@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use stagger::budget::Spent;
 use stagger::budget::{Budget, TokenBucket, TokenBucketBudget};
 use stagger::clock::{Clock, ManualClock, Timestamp};
-use stagger::engine::{Attempt, Nested, Run, Settings, Spent, StopReason, Verdict};
+use stagger::engine::{Attempt, Nested, Run, Settings, StopReason, Verdict};
 use stagger::policy::{Constant, Immediate, PolicyConfig};
 use stagger::rng::SeededRng;
 use stagger::{Failure, RetryError};
