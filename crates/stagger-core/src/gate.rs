@@ -620,6 +620,65 @@ mod tests {
         assert_eq!(budgets.for_key("z").bind(a), Ok(()));
     }
 
+    /// A budget whose binding tells `entered` it has begun, then waits a while for word on
+    /// `wait_for`: a run held inside its binding, so that another may try to pass it.
+    struct Held {
+        binding: TimelineBinding,
+        entered: std::sync::mpsc::SyncSender<()>,
+        wait_for: Option<Mutex<std::sync::mpsc::Receiver<()>>>,
+    }
+
+    impl Budget for Held {
+        fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+            let bound = self.binding.bind(timeline);
+            let _ = self.entered.try_send(());
+            if let Some(wait_for) = &self.wait_for {
+                let _ = wait_for
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_millis(200));
+            }
+            bound
+        }
+        fn try_retry(&self, _: Timestamp, _: &Failure) -> Option<Spent> {
+            Some(Spent(0))
+        }
+    }
+
+    #[test]
+    fn a_first_run_on_another_timeline_cannot_slip_in_while_the_first_binds() {
+        use std::sync::mpsc::sync_channel;
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let (first_entered, first_in) = sync_channel(1);
+        let (second_entered, second_in) = sync_channel(1);
+        let first = Held {
+            binding: TimelineBinding::new(),
+            entered: first_entered,
+            wait_for: Some(Mutex::new(second_in)),
+        };
+        let second = Held {
+            binding: TimelineBinding::new(),
+            entered: second_entered,
+            wait_for: None,
+        };
+        let (first, second) = (
+            GatedBudget::new(first, Arc::clone(&gate), "x"),
+            GatedBudget::new(second, Arc::clone(&gate), "y"),
+        );
+        // The first run, on A, is held while it binds its budget; a run on B then tries.
+        let on_a = std::thread::spawn(move || first.bind(a));
+        first_in.recv().unwrap();
+        let on_b = std::thread::spawn(move || (second.bind(b), second));
+        assert_eq!(on_a.join().unwrap(), Ok(()));
+        let (refused, second) = on_b.join().unwrap();
+        assert!(refused.is_err());
+        assert_eq!(gate.timeline.bound(), Some(a));
+        // Refused, the run on B bound nothing: its budget did not bind B while the gate was
+        // still unbound.
+        assert_eq!(second.budget().binding.bound(), None);
+    }
+
     #[test]
     fn a_gate_behind_a_gate_binds_without_waiting_for_itself() {
         let gate = Arc::new(Gate::new(8).unwrap());
