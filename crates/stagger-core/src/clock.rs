@@ -16,7 +16,9 @@
 //!   [process origin](Timestamp::from_instant), and reports [`Timeline::PROCESS`]. Two runs
 //!   that start minutes apart, on any thread, executor or integration, put their times on one
 //!   line, however many clocks were made.
-//! - A [`ManualClock`] is a timeline of its own ([`Timeline::unique`]), shared by its clones.
+//! - A [`ManualClock`] is a timeline of its own ([`Timeline::unique`]), shared by its clones;
+//!   so is tokio's paused time, whose readings the facade's tokio clock reports on a timeline of
+//!   the paused runtime's own.
 //! - A shared budget or gate binds to the timeline of the first run that uses it
 //!   ([`Budget::bind`](crate::budget::Budget::bind)), and a run whose clock is on another
 //!   timeline stops before its first attempt with [`ConfigError::TimelineMismatch`]: a

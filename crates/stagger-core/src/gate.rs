@@ -1,7 +1,7 @@
 //! [`Gate`]: one shared pacer per destination, so that calls told "not before T" come back one
 //! at a time.
 //!
-//! A rate limiter that refuses a fleet tells each client the same time. Spreading each client's
+//! A rate limiter that refuses a fleet tells each client the same time. Dispersing each client's
 //! retry at random above that time ([`Dispersal`](crate::engine::Dispersal)) avoids a single
 //! wave, but arrivals at random still leave slots empty and collide in others. A gate shared by
 //! every call to one destination (an `Arc<Gate>`, like a budget) does better: once any call to
@@ -30,8 +30,8 @@
 //! like every set of budgets by destination). The engine asks a [`GatedBudget`] for a slot before
 //! each attempt ([`Run::ready`](crate::engine::Run::ready)), which it answers with a [`Slot`] (the
 //! type of [`Budget::slot`]), tells it of every server wait and success, and hands back a slot it
-//! will not use. The executors take one with `.gate_to(gate, key)`; the tower layer and the reqwest
-//! middleware, with `.gate(gate)`, key it by each request's host and port. The simulator's
+//! will not use. Every front end takes one with `.gate(gate)`: the executors key it by their
+//! `.destination(key)`, the tower layer and the reqwest middleware by each request's host and port. The simulator's
 //! `throttle` workload measures it (`stagger simulate --workload throttle --gate`).
 //!
 //! ```
@@ -60,10 +60,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-/// When a call may be sent. It lives with [`Budget::slot`], which answers it; re-exported here,
-/// where the gate hands slots out.
-pub use crate::budget::Slot;
-use crate::budget::{Budget, PerDestination, Spent};
+use crate::budget::{Budget, PerDestination, Slot, Spent};
 use crate::clock::{Timeline, TimelineBinding, Timestamp};
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -154,7 +151,37 @@ impl Gate {
     ///
     /// [`ConfigError::TimelineMismatch`] if the gate already keeps times of another timeline.
     pub fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
-        self.timeline.bind(timeline)
+        self.bind_with(timeline, || Ok(()))
+    }
+
+    /// Binds the gate to `timeline` together with what `behind` binds (the budget behind the
+    /// gate), all or nothing: a run refused by either binds neither. Otherwise a run whose
+    /// budget refuses its timeline would leave a fresh gate bound to that timeline, and every
+    /// later run on the right clock would be refused for good.
+    ///
+    /// A bound gate never changes, so it is checked first, without a lock: bound to
+    /// `timeline`, only `behind` is left to bind; bound to another, nothing is. An unbound gate
+    /// is bound under one lock of the process, taken only by a gate's first runs, so that no
+    /// other run can bind it between `behind` and the gate: `behind` binds first, and the
+    /// gate only if `behind` accepted. The lock is taken once per thread: a budget behind the
+    /// gate that is itself behind a gate binds under the same lock.
+    fn bind_with(
+        &self,
+        timeline: Timeline,
+        behind: impl FnOnce() -> Result<(), ConfigError>,
+    ) -> Result<(), ConfigError> {
+        match self.timeline.bound() {
+            Some(bound) if bound == timeline => behind(),
+            Some(_) => self.timeline.bind(timeline),
+            None => first_binding(|| {
+                if self.timeline.bound().is_none_or(|bound| bound == timeline) {
+                    behind()?;
+                }
+                // Unbound until now, under the lock: binding it cannot fail, but for a gate
+                // bound meanwhile to another timeline, whose error this is.
+                self.timeline.bind(timeline)
+            }),
+        }
     }
 
     /// The destinations the gate holds now.
@@ -300,19 +327,44 @@ impl Gate {
     }
 }
 
+/// Runs `bind` under the lock of gates' first bindings ([`Gate::bind_with`]), taken once per
+/// thread: a binding under way on this thread (a gate behind a gate) already holds it.
+fn first_binding<T>(bind: impl FnOnce() -> T) -> T {
+    static FIRST_BINDINGS: Mutex<()> = Mutex::new(());
+    thread_local! {
+        static HELD: Cell<bool> = const { Cell::new(false) };
+    }
+    /// Marks the lock held by this thread while it lives, even through a panic.
+    struct Held;
+    impl Drop for Held {
+        fn drop(&mut self) {
+            HELD.with(|held| held.set(false));
+        }
+    }
+    if HELD.with(Cell::get) {
+        return bind();
+    }
+    // Nothing is kept under the lock, so a poisoned one is safe to reuse.
+    let _lock = FIRST_BINDINGS.lock().unwrap_or_else(|e| e.into_inner());
+    HELD.with(|held| held.set(true));
+    let _held = Held;
+    bind()
+}
+
 /// A budget with a gate in front: the calls of a run to one destination (`key`) are paced by
 /// a [`Gate`] shared with every other call, and `B` decides their retries as before.
 ///
 /// The engine asks the gate for a slot before each attempt, tells it of every server wait
 /// (capped at the longest wait the run honours) and of every success, and gives back a slot it
 /// will not use. A run with a gate is still told the server's wait for its own retry, and its
-/// [`Dispersal`](crate::engine::Dispersal) still spreads it: the gate only holds an attempt
+/// [`Dispersal`](crate::engine::Dispersal) still disperses it: the gate only holds an attempt
 /// later, never sends one sooner.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use stagger_core::engine::{Ready, Run, Settings, Unlimited};
+/// use stagger_core::budget::Unlimited;
+/// use stagger_core::engine::{Ready, Run, Settings};
 /// use stagger_core::gate::{Gate, GatedBudget};
 /// use stagger_core::policy::Immediate;
 /// use stagger_core::{PolicyConfig, SeededRng, Timestamp};
@@ -334,7 +386,7 @@ impl Gate {
 ///
 /// A `GatedBudget` belongs to one run: it remembers the slot it reserved for the run's next
 /// attempt, and hands it back if the run ends, or is dropped, before the attempt. Make one per call
-/// (the executors' `.gate_to(gate, key)` and the HTTP layers do, and [`GatedPerDestination`] does
+/// (the executors' `.gate(gate).destination(key)` and the HTTP layers do, and [`GatedPerDestination`] does
 /// for a layer); share the [`Gate`]. So that two runs cannot share one by mistake, it is neither
 /// `Clone` nor `Sync`.
 ///
@@ -413,8 +465,9 @@ impl<B> fmt::Debug for GatedBudget<B> {
 impl<B: Budget> Budget for GatedBudget<B> {
     #[inline]
     fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
-        self.gate.bind(timeline)?;
-        self.budget.bind(timeline)
+        // All or nothing: a run refused by the budget leaves the gate unbound, and one refused
+        // by the gate leaves the budget unbound.
+        self.gate.bind_with(timeline, || self.budget.bind(timeline))
     }
     #[inline]
     fn admit(&self, now: Timestamp) -> bool {
@@ -499,6 +552,14 @@ impl<D> GatedPerDestination<D> {
     }
 }
 
+impl<D> GatedPerDestination<D> {
+    /// The budget of the one run to the destination `key` names: `budgets` itself, behind the
+    /// gate (an executor's run, whose budget is its own).
+    pub fn into_budget(self, key: Arc<str>) -> GatedBudget<D> {
+        GatedBudget::new(self.budgets, self.gate, key)
+    }
+}
+
 impl<D: PerDestination> PerDestination for GatedPerDestination<D> {
     type Budget = GatedBudget<D::Budget>;
 
@@ -515,6 +576,126 @@ mod tests {
 
     fn ms(ms: u64) -> Timestamp {
         Timestamp::from_duration(Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn a_run_refused_by_the_budget_leaves_a_fresh_gate_unbound() {
+        use crate::budget::{Ratio, RatioBudget};
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        // A budget shared with runs on timeline A, and a gate no run has used yet.
+        let budget = Arc::new(RatioBudget::new(Ratio::FINAGLE).unwrap());
+        budget.bind(a).unwrap();
+        let gate = Arc::new(Gate::new(8).unwrap());
+        // A run on timeline B is refused by the budget: it must not bind the gate either.
+        let on_b = GatedBudget::new(Arc::clone(&budget), Arc::clone(&gate), "api");
+        assert_eq!(
+            on_b.bind(b),
+            Err(ConfigError::TimelineMismatch { bound: a, given: b })
+        );
+        assert_eq!(gate.timeline.bound(), None, "the gate is still unbound");
+        // So a run on A, the budget's timeline, may use both.
+        let on_a = GatedBudget::new(Arc::clone(&budget), Arc::clone(&gate), "api");
+        assert_eq!(on_a.bind(a), Ok(()));
+        assert_eq!(gate.timeline.bound(), Some(a));
+        // And the other way round: a gate bound to A refuses a run on B before its budget, a
+        // fresh one, is bound to B.
+        let fresh = Arc::new(RatioBudget::new(Ratio::FINAGLE).unwrap());
+        let refused = GatedBudget::new(Arc::clone(&fresh), Arc::clone(&gate), "api");
+        assert!(refused.bind(b).is_err());
+        assert_eq!(fresh.bind(a), Ok(()), "the fresh budget was left unbound");
+    }
+
+    #[test]
+    fn per_destination_budgets_behind_one_gate_bind_all_or_nothing() {
+        use crate::budget::{BudgetPerDestination, Ratio};
+        use crate::rng::SeededRng;
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        let budgets =
+            Arc::new(BudgetPerDestination::new(Ratio::FINAGLE, 8, SeededRng::new(1)).unwrap());
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let layer = GatedPerDestination::new(Arc::clone(&gate), Arc::clone(&budgets));
+        // The budget of "x" is bound to A by a run that does not use the gate.
+        budgets.for_key("x").bind(a).unwrap();
+        // A request to "x" on B is refused, and leaves the gate unbound...
+        assert!(layer.for_destination(|| "x".into()).bind(b).is_err());
+        assert_eq!(gate.timeline.bound(), None);
+        // ...so requests to "y" on A, and then to "x" on A, are served.
+        assert_eq!(layer.for_destination(|| "y".into()).bind(a), Ok(()));
+        assert_eq!(layer.for_destination(|| "x".into()).bind(a), Ok(()));
+        // A request to a new destination on B is refused by the gate, and leaves that
+        // destination's budget unbound.
+        assert!(layer.for_destination(|| "z".into()).bind(b).is_err());
+        assert_eq!(budgets.for_key("z").bind(a), Ok(()));
+    }
+
+    /// A budget whose binding tells `entered` it has begun, then waits a while for word on
+    /// `wait_for`: a run held inside its binding, so that another may try to pass it.
+    struct Held {
+        binding: TimelineBinding,
+        entered: std::sync::mpsc::SyncSender<()>,
+        wait_for: Option<Mutex<std::sync::mpsc::Receiver<()>>>,
+    }
+
+    impl Budget for Held {
+        fn bind(&self, timeline: Timeline) -> Result<(), ConfigError> {
+            let bound = self.binding.bind(timeline);
+            let _ = self.entered.try_send(());
+            if let Some(wait_for) = &self.wait_for {
+                let _ = wait_for
+                    .lock()
+                    .unwrap()
+                    .recv_timeout(Duration::from_millis(200));
+            }
+            bound
+        }
+        fn try_retry(&self, _: Timestamp, _: &Failure) -> Option<Spent> {
+            Some(Spent(0))
+        }
+    }
+
+    #[test]
+    fn a_first_run_on_another_timeline_cannot_slip_in_while_the_first_binds() {
+        use std::sync::mpsc::sync_channel;
+        let (a, b) = (Timeline::unique(), Timeline::unique());
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let (first_entered, first_in) = sync_channel(1);
+        let (second_entered, second_in) = sync_channel(1);
+        let first = Held {
+            binding: TimelineBinding::new(),
+            entered: first_entered,
+            wait_for: Some(Mutex::new(second_in)),
+        };
+        let second = Held {
+            binding: TimelineBinding::new(),
+            entered: second_entered,
+            wait_for: None,
+        };
+        let (first, second) = (
+            GatedBudget::new(first, Arc::clone(&gate), "x"),
+            GatedBudget::new(second, Arc::clone(&gate), "y"),
+        );
+        // The first run, on A, is held while it binds its budget; a run on B then tries.
+        let on_a = std::thread::spawn(move || first.bind(a));
+        first_in.recv().unwrap();
+        let on_b = std::thread::spawn(move || (second.bind(b), second));
+        assert_eq!(on_a.join().unwrap(), Ok(()));
+        let (refused, second) = on_b.join().unwrap();
+        assert!(refused.is_err());
+        assert_eq!(gate.timeline.bound(), Some(a));
+        // Refused, the run on B bound nothing: its budget did not bind B while the gate was
+        // still unbound.
+        assert_eq!(second.budget().binding.bound(), None);
+    }
+
+    #[test]
+    fn a_gate_behind_a_gate_binds_without_waiting_for_itself() {
+        let gate = Arc::new(Gate::new(8).unwrap());
+        let inner = GatedBudget::new(crate::budget::Unlimited, Arc::clone(&gate), "a");
+        let outer = GatedBudget::new(inner, Arc::clone(&gate), "a");
+        let timeline = Timeline::unique();
+        assert_eq!(outer.bind(timeline), Ok(()));
+        assert_eq!(gate.bind(timeline), Ok(()));
+        assert!(gate.bind(Timeline::unique()).is_err());
     }
 
     #[test]

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stagger_core::budget::{Budget, TokenBucket, TokenBucketBudget};
-use stagger_core::engine::{Dispersal, Ready, Run, Settings, StopReason, Unlimited};
-use stagger_core::gate::{Gate, GatedBudget, Slot};
+use stagger_core::budget::{Slot, Unlimited};
+use stagger_core::engine::{Dispersal, Ready, Run, Settings, StopReason};
+use stagger_core::gate::{Gate, GatedBudget};
 use stagger_core::policy::Immediate;
 use stagger_core::{Failure, PolicyConfig, SeededRng, Timestamp};
 
@@ -188,7 +189,7 @@ fn a_first_attempt_the_budget_refuses_gives_its_slot_back() {
         fn admit(&self, _: Timestamp) -> bool {
             false
         }
-        fn try_retry(&self, _: Timestamp, _: &Failure) -> Option<stagger_core::engine::Spent> {
+        fn try_retry(&self, _: Timestamp, _: &Failure) -> Option<stagger_core::budget::Spent> {
             None
         }
     }

@@ -51,9 +51,9 @@ impl<O, P, H> BlockingRetry<O, P, H> {
     }
 
     /// Draws the spread above a server-directed wait from `rng`; see
-    /// [`Retry::spread_rng`](crate::Retry::spread_rng).
-    pub fn spread_rng(mut self, rng: SeededRng) -> Self {
-        self.parts.spread_rng = Some(rng);
+    /// [`Retry::dispersal_rng`](crate::Retry::dispersal_rng).
+    pub fn dispersal_rng(mut self, rng: SeededRng) -> Self {
+        self.parts.dispersal_rng = Some(rng);
         self
     }
 }

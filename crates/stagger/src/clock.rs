@@ -2,7 +2,9 @@
 //!
 //! Every clock here that reads a real clock is on the process timeline
 //! ([`Timeline::PROCESS`]), as the core's [`MonotonicClock`] is: a budget or gate shared by
-//! runs on any of them, started at any time, compares their times on one line. See the
+//! runs on any of them, started at any time, compares their times on one line. tokio's clock
+//! under paused time is not a real clock: `TokioClock` then reports a timeline of the paused
+//! runtime's own. See the
 //! [core's clock docs](stagger_core::clock) for the rule, and for what a clock of your own must
 //! do.
 
@@ -12,14 +14,36 @@ pub use stagger_core::clock::{
 
 use std::time::SystemTime;
 
-/// tokio's clock, which follows `tokio::time::pause` and `advance` in tests, on the process
-/// timeline: every `TokioClock` reads the same time, so making one costs nothing.
+/// tokio's clock, which follows `tokio::time::pause` and `advance` in tests: on the process
+/// timeline while it reads the operating system's clock, on a timeline of the runtime's own
+/// once that runtime's time has been paused. Every `TokioClock` reads the same time, so making
+/// one costs nothing.
 ///
 /// Outside paused time, tokio's clock is the operating system's, so a `TokioClock` and a
 /// [`MonotonicClock`] agree, and an async run and a blocking run can share a budget or a gate.
 /// Under tokio's paused time (a test with `start_paused`), tokio's clock moves only as the
-/// runtime says: give such a test's runs one clock of one kind, a `TokioClock` everywhere or
-/// one [`ManualClock`], rather than a mix.
+/// runtime says, and its readings are not the process timeline's: the clock then reports a
+/// timeline of that runtime's own ([`Clock::timeline`]), the same for every run the runtime
+/// drives and for every thread that reads its clock (its blocking tasks). A budget or gate
+/// shared by a run on paused time and a run on a real clock refuses the second one with
+/// [`ConfigError::TimelineMismatch`](stagger_core::ConfigError::TimelineMismatch), rather than
+/// mix the two kinds of time.
+///
+/// tokio offers no way to ask whether time is paused; the clock finds out when a run asks for
+/// its timeline (once, before the run's first attempt), in a few readings of both clocks:
+///
+/// - outside a runtime, or on a multi-thread runtime, tokio reads the operating system's clock
+///   (only a current-thread runtime can pause): the process timeline;
+/// - on a current-thread runtime, tokio's reading must lie between two readings of the
+///   operating system's clock taken around it, and must move once the operating system's clock
+///   has moved past it. A paused clock is frozen between the runtime's polls (it moves only by
+///   `advance`, or by the runtime advancing it while it has no task to poll), and a clock
+///   resumed after a pause keeps the offset the pause left; either fails one of the two tests.
+///
+/// The runtime is known by its [`Id`](tokio::runtime::Id): a runtime's timeline stays its own
+/// after `tokio::time::resume`, since its clock then keeps the offset that the paused time left.
+/// The timeline of a run is decided when it starts; pausing a runtime while one of its runs is
+/// under way is not seen by that run.
 ///
 /// ```
 /// use stagger::clock::{Clock, Timeline, TokioClock};
@@ -31,7 +55,9 @@ use std::time::SystemTime;
 /// tokio::time::sleep(std::time::Duration::from_secs(60)).await;
 /// let late = TokioClock::new(); // made a minute later: the same timeline
 /// assert_eq!(late.now().saturating_duration_since(t0).as_secs(), 60);
-/// assert_eq!(late.timeline(), Timeline::PROCESS);
+/// // Paused time is not the process timeline, but one of the runtime's own.
+/// assert_ne!(late.timeline(), Timeline::PROCESS);
+/// assert_eq!(late.timeline(), early.timeline());
 /// # }
 /// ```
 #[cfg(feature = "tokio")]
@@ -55,9 +81,102 @@ impl Clock for TokioClock {
         Timestamp::from_instant(tokio::time::Instant::now().into_std())
     }
 
-    #[inline]
     fn timeline(&self) -> Timeline {
-        Timeline::PROCESS
+        paused::timeline()
+    }
+}
+
+/// Which timeline tokio's clock is on where it is read: see [`TokioClock`].
+#[cfg(feature = "tokio")]
+mod paused {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, PoisonError};
+    use std::time::Instant;
+
+    use tokio::runtime::{Handle, Id, RuntimeFlavor};
+
+    use super::Timeline;
+
+    /// The most paused runtimes whose timelines are remembered; past it, the one unused
+    /// longest is forgotten. A runtime forgotten while it still runs gets a new timeline, so
+    /// its next runs are refused by what its earlier ones bound: an error, never a mix.
+    const REMEMBERED: usize = 1024;
+
+    /// The timeline of tokio's clock in the current context.
+    pub(super) fn timeline() -> Timeline {
+        // Outside a runtime tokio reads the operating system's clock; only a current-thread
+        // runtime can pause its time.
+        let Ok(handle) = Handle::try_current() else {
+            return Timeline::PROCESS;
+        };
+        if handle.runtime_flavor() != RuntimeFlavor::CurrentThread || follows_the_os_clock() {
+            return Timeline::PROCESS;
+        }
+        of_runtime(handle.id())
+    }
+
+    /// Whether tokio's clock reads the operating system's: its reading lies between two
+    /// readings of the operating system's clock taken around it, and it moves once the
+    /// operating system's clock has moved past it. A paused clock does not move within a poll
+    /// of the runtime's thread (nor while one of its blocking tasks runs, which holds off
+    /// auto-advance); a clock resumed after a pause is off the operating system's by the
+    /// offset the pause left.
+    #[allow(clippy::disallowed_methods)] // A clock's own readings: what this type wraps.
+    fn follows_the_os_clock() -> bool {
+        let before = Instant::now();
+        let tokio = tokio::time::Instant::now().into_std();
+        let mut after = Instant::now();
+        if tokio < before || tokio > after {
+            return false;
+        }
+        // A clock that follows the operating system's reads at least `after` from now on, and
+        // a frozen one still `tokio`: once `after` is past `tokio`, one more reading tells
+        // them apart. The operating system's clock moves within nanoseconds; the bound only
+        // keeps a broken one from spinning for ever (it then counts as followed, as before).
+        let mut spins = 0_u32;
+        while after <= tokio && spins < 1_000_000 {
+            std::hint::spin_loop();
+            after = Instant::now();
+            spins += 1;
+        }
+        after <= tokio || tokio::time::Instant::now().into_std() > tokio
+    }
+
+    /// The timeline of the paused runtime `id`: one per runtime, the same for all its runs.
+    fn of_runtime(id: Id) -> Timeline {
+        static TIMELINES: Mutex<Option<Timelines>> = Mutex::new(None);
+        let mut timelines = TIMELINES.lock().unwrap_or_else(PoisonError::into_inner);
+        timelines.get_or_insert_with(Timelines::default).of(id)
+    }
+
+    /// The paused runtimes' timelines, and when each was last asked for.
+    #[derive(Default)]
+    struct Timelines {
+        by_runtime: HashMap<Id, (Timeline, u64)>,
+        asked: u64,
+    }
+
+    impl Timelines {
+        fn of(&mut self, id: Id) -> Timeline {
+            self.asked += 1;
+            let asked = self.asked;
+            if let Some((timeline, last)) = self.by_runtime.get_mut(&id) {
+                *last = asked;
+                return *timeline;
+            }
+            if self.by_runtime.len() >= REMEMBERED
+                && let Some(oldest) = self
+                    .by_runtime
+                    .iter()
+                    .min_by_key(|(_, (_, last))| *last)
+                    .map(|(id, _)| *id)
+            {
+                self.by_runtime.remove(&oldest);
+            }
+            let timeline = Timeline::unique();
+            self.by_runtime.insert(id, (timeline, asked));
+            timeline
+        }
     }
 }
 

@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use stagger_core::engine::{Attempt, Budget, PlannedRetry, Ready, Run, StopReason, Stopped};
+use stagger_core::budget::Budget;
+use stagger_core::engine::{Attempt, PlannedRetry, Ready, Run, StopReason, Stopped};
 use stagger_core::policy::NoRetryPolicy;
 use stagger_core::{Clock, Failure, IntoPolicy, Policy, SeededRng, Timestamp};
 
@@ -314,7 +315,7 @@ where
             policy,
             setup: Setup { settings, hooks },
             attempt_limit,
-            spread_rng,
+            dispersal_rng,
         } = parts;
         let Hooks {
             classifier,
@@ -345,7 +346,7 @@ where
         };
         let mut run = Run::with_budget(policy, budget, settings, now);
         run.limit_attempts(attempt_limit);
-        if let Some(rng) = spread_rng {
+        if let Some(rng) = dispersal_rng {
             run.set_rng(rng);
         }
         if nesting::inside_an_attempt() {

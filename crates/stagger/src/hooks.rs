@@ -5,9 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use stagger_core::Clock;
-use stagger_core::budget::PerDestination;
-use stagger_core::engine::{Budget, Unlimited};
-use stagger_core::gate::{Gate, GatedBudget};
+use stagger_core::budget::{Budget, PerDestination, Unlimited};
+use stagger_core::gate::{Gate, GatedBudget, GatedPerDestination};
 
 use crate::classify::{ByKind, Classifier, ClassifyOk};
 use crate::clock::DefaultClock;
@@ -166,21 +165,19 @@ impl<B: Budget> RunBudget for B {
 /// every front end. Each run's budget is a [`GatedBudget`] under the run's destination: the
 /// executors' [`destination`](crate::Retry::destination) (one key for all runs that name
 /// none), or each request's host and port in the HTTP layers, whose budget `B` is a
-/// [`PerDestination`].
+/// [`PerDestination`] ([`GatedPerDestination`] hands each request its own).
 #[derive(Clone, Debug)]
 pub struct Gated<B> {
-    gate: Arc<Gate>,
-    budget: B,
+    budgets: GatedPerDestination<B>,
     /// An executor's destination, if it names one.
     destination: Option<Arc<str>>,
 }
 
 impl<B> Gated<B> {
     /// `budget` behind `gate`.
-    pub(crate) const fn new(gate: Arc<Gate>, budget: B) -> Self {
+    pub(crate) fn new(gate: Arc<Gate>, budget: B) -> Self {
         Self {
-            gate,
-            budget,
+            budgets: GatedPerDestination::new(gate, budget),
             destination: None,
         }
     }
@@ -197,17 +194,16 @@ impl<B: Budget> RunBudget for Gated<B> {
     #[inline]
     fn for_run(self) -> GatedBudget<B> {
         let key = self.destination.unwrap_or_else(|| Arc::from(""));
-        GatedBudget::new(self.budget, self.gate, key)
+        self.budgets.into_budget(key)
     }
 }
 
 impl<D: PerDestination> PerDestination for Gated<D> {
     type Budget = GatedBudget<D::Budget>;
 
+    #[inline]
     fn for_destination(&self, key: impl FnOnce() -> Arc<str>) -> Self::Budget {
-        let key = key();
-        let budget = self.budget.for_destination(|| Arc::clone(&key));
-        GatedBudget::new(budget, Arc::clone(&self.gate), key)
+        self.budgets.for_destination(key)
     }
 }
 

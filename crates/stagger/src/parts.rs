@@ -14,7 +14,7 @@ pub(crate) struct Parts<O, P, H> {
     /// The most attempts the operation can make, whatever the policy says.
     pub(crate) attempt_limit: u32,
     /// The generator of the spread above a server's wait, if the caller gave one.
-    pub(crate) spread_rng: Option<SeededRng>,
+    pub(crate) dispersal_rng: Option<SeededRng>,
 }
 
 impl<O, P, H> Parts<O, P, H> {
@@ -24,7 +24,7 @@ impl<O, P, H> Parts<O, P, H> {
             policy,
             setup: Setup::new(hooks),
             attempt_limit: u32::MAX,
-            spread_rng: None,
+            dispersal_rng: None,
         }
     }
 
@@ -36,7 +36,7 @@ impl<O, P, H> Parts<O, P, H> {
             policy: self.policy,
             setup: f(self.setup),
             attempt_limit: self.attempt_limit,
-            spread_rng: self.spread_rng,
+            dispersal_rng: self.dispersal_rng,
         }
     }
 

@@ -120,8 +120,8 @@ where
     /// seeded from process entropy: with a seeded policy and a manual clock, a run's every delay
     /// is then reproducible, `Retry-After` included. Give each run its own generator
     /// ([`SeededRng::fork`]), so that runs do not draw in step.
-    pub fn spread_rng(mut self, rng: SeededRng) -> Self {
-        self.parts_mut().spread_rng = Some(rng);
+    pub fn dispersal_rng(mut self, rng: SeededRng) -> Self {
+        self.parts_mut().dispersal_rng = Some(rng);
         self
     }
 }
@@ -131,7 +131,7 @@ where
     O: AsyncOperation,
     P: IntoPolicy,
     S: MaybeSleeper,
-    B: stagger_core::engine::Budget,
+    B: stagger_core::budget::Budget,
 {
     /// The destination this call goes to, which its [`gate`](Retry::gate) paces it by: a
     /// setting of one call, as the HTTP layers read each request's host and port, set after
@@ -168,7 +168,7 @@ surface! {
     map: map_setup,
     sleeper: [MaybeSleeper],
     budget: [RunBudget],
-    gate: [B: stagger_core::engine::Budget],
+    gate: [B: stagger_core::budget::Budget],
 }
 
 /// Retries the async operation `op` under `policy`: a configuration of the catalog, or a policy

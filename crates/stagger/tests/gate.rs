@@ -115,7 +115,7 @@ async fn the_async_executor_waits_for_its_slot_too() {
 #[cfg(feature = "tokio")]
 #[tokio::test(start_paused = true)]
 async fn a_call_dropped_while_it_waits_for_its_slot_gives_the_slot_back() {
-    use stagger::gate::Slot;
+    use stagger::budget::Slot;
     let gate = Arc::new(Gate::new(8).unwrap());
     let clock = Stopwatch::start(stagger::clock::TokioClock::new());
     gate.throttled("api", clock.now(), Duration::from_secs(1), true);

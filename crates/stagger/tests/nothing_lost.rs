@@ -14,9 +14,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use stagger::budget::Spent;
 use stagger::budget::{Budget, TokenBucket, TokenBucketBudget};
 use stagger::clock::{Clock, ManualClock, Timestamp};
-use stagger::engine::{Attempt, Nested, Run, Settings, Spent, StopReason, Verdict};
+use stagger::engine::{Attempt, Nested, Run, Settings, StopReason, Verdict};
 use stagger::policy::{Constant, Immediate, PolicyConfig};
 use stagger::rng::SeededRng;
 use stagger::{Failure, RetryError};
@@ -509,7 +510,7 @@ fn a_seeded_spread_makes_every_delay_reproducible_retry_after_included() {
             log.borrow_mut().push(d);
             sleeps.advance(d);
         })
-        .spread_rng(SeededRng::new(seed))
+        .dispersal_rng(SeededRng::new(seed))
         .call();
         taken.take()
     };

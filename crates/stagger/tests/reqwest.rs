@@ -16,9 +16,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Error};
+use stagger::budget::Spent;
 use stagger::budget::{Budget, BudgetPerDestination, TokenBucket, TokenBucketBudget};
 use stagger::clock::{MonotonicClock, Timestamp};
-use stagger::engine::{Attempt, Spent, StopReason};
+use stagger::engine::{Attempt, StopReason};
 use stagger::policy::{ExponentialFullJitter, Immediate, PolicyConfig};
 use stagger::reqwest::{RetryMiddleware, RetryOverrides, RetryReport};
 use stagger::{Failure, RetryError};

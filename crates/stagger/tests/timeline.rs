@@ -4,7 +4,8 @@
 //! before it sends anything.
 //!
 //! The async tests run on tokio's paused clock, so a minute passes at once and every time is
-//! exact; the last two run on real clocks, scaled down to seconds.
+//! exact; the last two run on real clocks, scaled down to seconds. (Paused time against real
+//! clocks is `paused_time.rs`.)
 
 #![cfg(feature = "tokio")]
 
@@ -267,7 +268,8 @@ async fn a_token_bucket_shared_across_time_behaves_as_under_one_clock() {
 // ---------------------------------------------------------------------------------------------
 // Another timeline is refused.
 
-#[tokio::test(start_paused = true)]
+// Real time: under paused time the default clock is on the paused runtime's timeline.
+#[tokio::test]
 async fn a_gate_bound_to_a_manual_clock_refuses_a_run_on_the_process_timeline() {
     let gate = Arc::new(Gate::new(8).unwrap());
     let manual = ManualClock::new();

@@ -12,6 +12,21 @@ use crate::budget::{
 use crate::error::ConfigError;
 use crate::rng::SeededRng;
 
+/// `$base` with each field of `$spec` that the spec sets passed to its setter (wrapped, for a
+/// setter that takes an option, as `window => with_window(Some)`), in the order listed: the
+/// overrides of a budget spec, written once for every budget.
+macro_rules! overridden {
+    ($base:expr, $spec:expr, { $($field:ident => $setter:ident $(($wrap:path))?),* $(,)? }) => {{
+        let mut c = $base;
+        $(
+            if let Some(value) = $spec.$field {
+                c = c.$setter($($wrap)?(value));
+            }
+        )*
+        c
+    }};
+}
+
 /// Overrides of a token bucket (`aws-standard`, `aws-2026`, `brooker`), in tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -260,49 +275,28 @@ impl BudgetSpec {
             }
             Self::Aws2026(spec) => AnyBudgetConfig::TokenBucket(spec.apply(BudgetKind::Aws2026)),
             Self::Brooker(spec) => AnyBudgetConfig::TokenBucket(spec.apply(BudgetKind::Brooker)),
-            Self::Finagle(spec) => {
-                let mut c = Ratio::FINAGLE;
-                if let Some(ttl) = spec.ttl {
-                    c = c.with_ttl(ttl);
-                }
-                if let Some(n) = spec.min_per_sec {
-                    c = c.with_min_per_sec(n);
-                }
-                if let Some(p) = spec.percent {
-                    c = c.with_percent(p);
-                }
-                AnyBudgetConfig::Ratio(c)
-            }
+            Self::Finagle(spec) => AnyBudgetConfig::Ratio(overridden!(Ratio::FINAGLE, spec, {
+                ttl => with_ttl,
+                min_per_sec => with_min_per_sec,
+                percent => with_percent,
+            })),
             Self::GrpcThrottle(spec) => {
-                let mut c = GrpcThrottle::DEFAULT;
-                if let Some(n) = spec.max_tokens {
-                    c = c.with_max_tokens(n);
-                }
-                if let Some(r) = spec.token_ratio {
-                    c = c.with_token_ratio(r);
-                }
-                AnyBudgetConfig::GrpcThrottle(c)
+                AnyBudgetConfig::GrpcThrottle(overridden!(GrpcThrottle::DEFAULT, spec, {
+                    max_tokens => with_max_tokens,
+                    token_ratio => with_token_ratio,
+                }))
             }
             Self::SreAdaptive(spec) => {
-                let mut c = SreAdaptive::DEFAULT;
-                if let Some(k) = spec.k {
-                    c = c.with_k(k);
-                }
-                if let Some(w) = spec.window {
-                    c = c.with_window(w);
-                }
-                AnyBudgetConfig::SreAdaptive(c)
+                AnyBudgetConfig::SreAdaptive(overridden!(SreAdaptive::DEFAULT, spec, {
+                    k => with_k,
+                    window => with_window,
+                }))
             }
-            Self::Breaker(spec) => {
-                let mut c = Breaker::DEFAULT;
-                if let Some(t) = spec.threshold {
-                    c = c.with_threshold(t);
-                }
-                if spec.window.is_some() {
-                    c = c.with_window(spec.window);
-                }
-                AnyBudgetConfig::Breaker(c)
-            }
+            Self::Breaker(spec) => AnyBudgetConfig::Breaker(overridden!(Breaker::DEFAULT, spec, {
+                threshold => with_threshold,
+                // The breaker's window is itself optional: a set one is `Some`.
+                window => with_window(Some),
+            })),
         }
     }
 }
@@ -326,9 +320,6 @@ impl TokenBucketSpec {
             BudgetKind::Brooker => TokenBucket::BROOKER,
             _ => TokenBucket::AWS_STANDARD,
         };
-        if let Some(capacity) = self.capacity {
-            c = c.with_capacity(capacity);
-        }
         if self.retry_cost.is_some() || self.timeout_cost.is_some() || self.throttle_cost.is_some()
         {
             let (retry, timeout, throttle) = published_costs(kind);
@@ -338,19 +329,13 @@ impl TokenBucketSpec {
                 self.throttle_cost.unwrap_or(throttle),
             );
         }
-        if let Some(reward) = self.success_reward {
-            c = c.with_success_reward(reward);
-        }
-        if let Some(deposit) = self.call_deposit {
-            c = c.with_call_deposit(deposit);
-        }
-        if let Some(reserve) = self.reserve {
-            c = c.with_reserve(reserve);
-        }
-        if let Some(refund) = self.refund {
-            c = c.with_refund(refund);
-        }
-        c
+        overridden!(c, self, {
+            capacity => with_capacity,
+            success_reward => with_success_reward,
+            call_deposit => with_call_deposit,
+            reserve => with_reserve,
+            refund => with_refund,
+        })
     }
 }
 

@@ -103,7 +103,7 @@ pub struct RetrySpec {
     pub max_server_wait: Option<Duration>,
     /// What to do inside another executor's attempt (default [`Nested::SingleAttempt`]).
     pub nested: Option<Nested>,
-    /// How a retry is spread above a server-directed wait (default
+    /// How a retry is dispersed above a server-directed wait (default
     /// [`Dispersal::UniformAsked`]).
     pub server_wait_dispersal: Option<Dispersal>,
     /// One budget per destination, for up to this many destinations (default: one budget for
@@ -174,7 +174,7 @@ impl RetrySpec {
     /// ```
     /// use stagger_core::budget::PerDestination;
     /// use stagger_core::config::RetrySpec;
-    /// use stagger_core::engine::Budget;
+    /// use stagger_core::budget::Budget;
     /// use stagger_core::SeededRng;
     ///
     /// let spec: RetrySpec = serde_json::from_str(

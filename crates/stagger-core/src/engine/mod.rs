@@ -19,7 +19,7 @@
 //! - **A server-directed wait is a floor.** The delay is at least what the server asked
 //!   ([`Failure::retry_after`](crate::Failure::retry_after)), whatever the jitter drew. If that
 //!   wait is longer than the largest wait the caller agreed to honour, or does not fit the
-//!   deadline, the engine gives up now and says why. Above the floor the retry is spread
+//!   deadline, the engine gives up now and says why. Above the floor the retry is dispersed
 //!   ([`Dispersal`]), so that clients told the same time do not come back together.
 //! - **Idempotency.** An operation declared non-idempotent is retried only after a failure known
 //!   to have had no effect ([`Failure::had_no_effect`](crate::Failure::had_no_effect)): a
@@ -29,10 +29,11 @@
 //!   inside another executor's attempt) makes a single attempt by default and leaves recovery to
 //!   the outermost layer: three layers of three attempts then call a failing leaf 3 times, not
 //!   27 ([`Nested`]).
-//! - **Retry budgets.** Before each retry the engine asks a shared [`Budget`]; it reports every
-//!   attempt's outcome to it. A retry is paid for when it is sent: one the budget granted that
-//!   never begins (the run dropped mid-wait, the deadline passed first, the driver abandoned
-//!   it) is handed back ([`Budget::retry_abandoned`]).
+//! - **Retry budgets.** Before each retry the engine asks a shared
+//!   [`Budget`](crate::budget::Budget); it reports every attempt's outcome to it. A retry is
+//!   paid for when it is sent: one the budget granted that never begins (the run dropped
+//!   mid-wait, the deadline passed first, the driver abandoned it) is handed back
+//!   ([`Budget::retry_abandoned`](crate::budget::Budget::retry_abandoned)).
 //!
 //! These are the rules of the review "what a correct retry loop does" that the project's
 //! specification follows; its Python checks are reproduced as tests of this engine.
@@ -45,7 +46,7 @@
 //!
 //! let policy = Constant::new().with_max_attempts(3).build(SeededRng::new(0))?;
 //! let settings = Settings::new().with_timeout(Duration::from_secs(5));
-//! // The generator spreads retries above a server's wait.
+//! // The generator disperses retries above a server's wait.
 //! let mut run = Run::new(policy, settings, Timestamp::ZERO).with_rng(SeededRng::new(1));
 //!
 //! let attempt = run.begin(Timestamp::ZERO).unwrap();
@@ -56,7 +57,7 @@
 //! let Verdict::Retry(retry) = run.end(t, Err(Failure::RetryAfter(Duration::from_secs(1)))) else {
 //!     panic!("a retry");
 //! };
-//! // Never before the server's time, spread over the second after it (1 s + U(0, 1 s)).
+//! // Never before the server's time, dispersed over the second after it (1 s + U(0, 1 s)).
 //! assert!(retry.delay >= Duration::from_secs(1) && retry.delay < Duration::from_secs(2));
 //! # Ok::<(), stagger_core::ConfigError>(())
 //! ```
@@ -66,7 +67,6 @@ mod outcome;
 mod run;
 mod settings;
 
-pub use crate::budget::{Budget, Spent, Unlimited};
 #[cfg(feature = "serde")]
 pub(crate) use hedge::percentile as hedge_percentile;
 pub use hedge::{

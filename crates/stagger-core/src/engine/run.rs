@@ -56,7 +56,7 @@ pub struct Run<P, B = Unlimited> {
     abandon_fn: fn(&B, Timestamp, Spent),
     not_before: Option<Timestamp>,
     dispersal: Dispersal,
-    /// Draws the spread above a server's wait ([`Dispersal::UniformAsked`]).
+    /// Draws the dispersal above a server's wait ([`Dispersal::UniformAsked`]).
     rng: Option<SeededRng>,
 }
 
@@ -123,8 +123,8 @@ impl<P: Policy, B: Budget> Run<P, B> {
         }
     }
 
-    /// Gives the run a generator for the random spread above a server-directed wait
-    /// ([`Dispersal`]). Without one, the spread is the policy's delay.
+    /// Gives the run a generator for the random dispersal above a server-directed wait
+    /// ([`Dispersal`]). Without one, the dispersal is the policy's delay.
     #[must_use]
     pub fn with_rng(mut self, rng: SeededRng) -> Self {
         self.rng = Some(rng);
@@ -147,7 +147,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
     }
 
     /// The delay of a retry after a server-directed wait of `asked`, when the policy's delay
-    /// is `delay` and `remaining` is left: never less than `asked`; the spread above it shrinks
+    /// is `delay` and `remaining` is left: never less than `asked`; the dispersal above it shrinks
     /// to fit the time left.
     #[inline]
     fn above_floor(
@@ -156,7 +156,7 @@ impl<P: Policy, B: Budget> Run<P, B> {
         delay: Duration,
         remaining: Option<Duration>,
     ) -> Duration {
-        let spread = match (self.dispersal, self.rng.as_mut()) {
+        let dispersal = match (self.dispersal, self.rng.as_mut()) {
             (Dispersal::Floor, _) => return delay.max(asked),
             // Never less than the policy's own delay either: the server's wait is a floor, not
             // an override.
@@ -166,14 +166,14 @@ impl<P: Policy, B: Budget> Run<P, B> {
             (Dispersal::PolicyAbove | Dispersal::UniformAsked, _) => delay,
         };
         let room = remaining.map_or(Duration::MAX, |r| r.saturating_sub(asked));
-        let extra = if spread < room {
-            spread
+        let extra = if dispersal < room {
+            dispersal
         } else {
-            // The floor fits and the spread does not: spread inside the time left instead.
+            // The floor fits and the dispersal does not: disperse inside the time left instead.
             match self.rng.as_mut() {
                 Some(rng) => fraction(room, rng.next_f64()),
                 None => Duration::from_nanos(
-                    u64::try_from(spread.as_nanos() % room.as_nanos().max(1)).unwrap_or(0),
+                    u64::try_from(dispersal.as_nanos() % room.as_nanos().max(1)).unwrap_or(0),
                 ),
             }
         };

@@ -40,17 +40,17 @@ pub enum Nested {
     Retry,
 }
 
-/// How a run spreads its retry above a server-directed wait (a `Retry-After`, say).
+/// How a run disperses its retry above a server-directed wait (a `Retry-After`, say).
 ///
 /// A retry never starts earlier than the server asked: that wait is a floor. What a run adds
 /// above the floor decides whether a fleet that was told the same time comes back in step. A
 /// rate limiter that answers every client "1 second" makes all of them retry at the same
 /// instant under [`Floor`](Dispersal::Floor), and each such wave wins one slot. Whatever is
-/// added must fit the deadline with the floor: if the floor fits and the spread does not, the
-/// spread is drawn inside the time left instead (under [`Floor`](Dispersal::Floor), kept as
+/// added must fit the deadline with the floor: if the floor fits and the dispersal does not, the
+/// dispersal is drawn inside the time left instead (under [`Floor`](Dispersal::Floor), kept as
 /// most libraries have it, a `max(delay, asked)` that does not fit gives up).
 ///
-/// The random spread draws from the run's generator
+/// The random dispersal draws from the run's generator
 /// ([`Run::with_rng`](super::Run::with_rng)); the executors give each run one, seeded from
 /// process entropy, at its first server-directed wait. A run that has none adds the policy's
 /// delay instead, as [`PolicyAbove`](Dispersal::PolicyAbove) does, and fits it to the time left
@@ -74,7 +74,7 @@ pub enum Dispersal {
     PolicyAbove,
     /// `uniform-asked`: the server's wait plus a uniform draw of up to as long again, or the
     /// policy's delay if that is longer, `max(delay, asked + U(0, asked))`: a fleet told
-    /// "1 second" spreads over the second that follows.
+    /// "1 second" is dispersed over the second that follows.
     #[default]
     UniformAsked,
 }
@@ -118,7 +118,7 @@ enum Limit {
 ///
 /// The defaults: no deadline; idempotency left to the operation (an executor assumes an
 /// idempotent operation, an HTTP layer reads it from the request's method); a 5-minute longest
-/// server wait ([`DEFAULT_MAX_SERVER_WAIT`]), with a uniform spread above it
+/// server wait ([`DEFAULT_MAX_SERVER_WAIT`]), with a uniform dispersal above it
 /// ([`Dispersal::UniformAsked`]); a single attempt when nested.
 ///
 /// ```
@@ -211,7 +211,7 @@ impl Settings {
         self
     }
 
-    /// How the run spreads a retry above a server-directed wait (default
+    /// How the run disperses a retry above a server-directed wait (default
     /// [`Dispersal::UniformAsked`]).
     #[inline]
     #[must_use]
@@ -220,7 +220,7 @@ impl Settings {
         self
     }
 
-    /// How the run spreads a retry above a server-directed wait.
+    /// How the run disperses a retry above a server-directed wait.
     #[inline]
     #[must_use]
     pub const fn dispersal(&self) -> Dispersal {

@@ -1,12 +1,12 @@
 //! The exponential family: one capped curve, `min(cap, base * factor^(n-1))`, and a choice of
-//! how to spread each delay around it.
+//! how to jitter each delay below or around it.
 //!
 //! [`Exponential`](super::Exponential), [`ExponentialFullJitter`](super::ExponentialFullJitter),
 //! [`ExponentialEqualJitter`](super::ExponentialEqualJitter),
 //! [`ExponentialSubtractiveJitter`](super::ExponentialSubtractiveJitter) and
 //! [`ExponentialProportionalJitter`](super::ExponentialProportionalJitter) are all a
-//! [`Backoff`] with a different [`Spread`]. They share their parameters, their validation and
-//! their running type, [`BackoffPolicy`]; each policy's file holds only its spread, its defaults
+//! [`Backoff`] with a different [`Jitter`]. They share their parameters, their validation and
+//! their running type, [`BackoffPolicy`]; each policy's file holds only its jitter, its defaults
 //! and its page. The pair is named as every policy's is: the configuration bears the plain name
 //! ([`Backoff`], as [`Constant`](super::Constant)), the running policy adds `Policy`
 //! ([`BackoffPolicy`], as [`ConstantPolicy`](super::ConstantPolicy)); each member's alias
@@ -21,29 +21,31 @@ use crate::error::{self, ConfigError};
 use crate::failure::Failure;
 use crate::rng::Rng;
 
-/// How a policy of the exponential family spreads a delay around the curve's ceiling `v`.
+/// How a policy of the exponential family jitters a delay around the curve's ceiling `v`: the
+/// randomness of a backoff schedule (the dispersal above a server's wait is
+/// [`Dispersal`](crate::engine::Dispersal)).
 ///
-/// The trait is sealed: the catalog's spreads are the ones this crate implements.
-pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
+/// The trait is sealed: the catalog's jitters are the ones this crate implements.
+pub trait Jitter: Copy + fmt::Debug + PartialEq + private::Sealed {
     /// The policy's entry in the catalog.
     const KIND: PolicyKind;
 
     /// The policy's default configuration.
     const DEFAULT: Backoff<Self>;
 
-    /// Whether [`spread`](Spread::spread) uses its draw. A spread that does not is the identity:
+    /// Whether [`jitter`](Jitter::jitter) uses its draw. A jitter that does not is the identity:
     /// its policy never touches its generator and computes the ceiling exactly.
     const DRAWS: bool;
 
-    /// Whether a spread delay may exceed the cap (proportional jitter multiplies after capping).
+    /// Whether a jittered delay may exceed the cap (proportional jitter multiplies after capping).
     const MAY_EXCEED_CAP: bool = false;
 
     /// The delay in nanoseconds for ceiling `v` (nanoseconds) and a uniform draw `u` in `[0, 1)`.
     ///
     /// It is monotonic in `u`, so `u = 0` and `u = 1` give the ends of the band.
-    fn spread(&self, v: f64, u: f64) -> f64;
+    fn jitter(&self, v: f64, u: f64) -> f64;
 
-    /// Checks the spread's own parameter, if it has one.
+    /// Checks the jitter's own parameter, if it has one.
     ///
     /// # Errors
     ///
@@ -52,7 +54,7 @@ pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
         Ok(())
     }
 
-    /// This spread with its jitter fraction changed, or `None` if it has none.
+    /// This jitter with its fraction changed, or `None` if it has none.
     fn with_jitter(self, jitter: f64) -> Option<Self> {
         let _ = jitter;
         None
@@ -60,11 +62,11 @@ pub trait Spread: Copy + fmt::Debug + PartialEq + private::Sealed {
 }
 
 pub(crate) mod private {
-    /// Keeps [`Spread`](super::Spread) implementable only by this crate.
+    /// Keeps [`Jitter`](super::Jitter) implementable only by this crate.
     pub trait Sealed {}
 }
 
-/// The configuration of an exponential-family policy: the curve's parameters and the spread.
+/// The configuration of an exponential-family policy: the curve's parameters and the jitter.
 ///
 /// Use it through the catalog's names, such as
 /// [`ExponentialFullJitter`](super::ExponentialFullJitter).
@@ -74,10 +76,10 @@ pub struct Backoff<S> {
     pub(crate) cap: Duration,
     pub(crate) factor: f64,
     pub(crate) max_attempts: u32,
-    pub(crate) spread: S,
+    pub(crate) jitter: S,
 }
 
-impl<S: Spread> Backoff<S> {
+impl<S: Jitter> Backoff<S> {
     /// The policy's defaults, as its page lists them.
     #[must_use]
     pub const fn new() -> Self {
@@ -130,10 +132,10 @@ impl<S: Spread> Backoff<S> {
         self.factor
     }
 
-    /// The spread and its parameter.
+    /// The jitter and its parameter.
     #[must_use]
-    pub const fn spread(&self) -> S {
-        self.spread
+    pub const fn jitter_kind(&self) -> S {
+        self.jitter
     }
 
     #[inline(always)]
@@ -142,13 +144,13 @@ impl<S: Spread> Backoff<S> {
     }
 }
 
-impl<S: Spread> Default for Backoff<S> {
+impl<S: Jitter> Default for Backoff<S> {
     fn default() -> Self {
         S::DEFAULT
     }
 }
 
-impl<S: Spread> PolicyConfig for Backoff<S> {
+impl<S: Jitter> PolicyConfig for Backoff<S> {
     type Policy<R: Rng> = BackoffPolicy<S, R>;
 
     fn kind(&self) -> PolicyKind {
@@ -163,7 +165,7 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
     fn validate(&self) -> Result<(), ConfigError> {
         error::check_cap(self.base, self.cap)?;
         error::check_factor("factor", self.factor)?;
-        self.spread.validate()?;
+        self.jitter.validate()?;
         error::check_attempts(self.max_attempts)
     }
 
@@ -173,13 +175,13 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
         Ok(BackoffPolicy::new(
             self.curve(),
             self.max_attempts,
-            self.spread,
+            self.jitter,
             rng,
         ))
     }
 
     fn bounds(&self, retry: u32) -> Bounds {
-        let policy = BackoffPolicy::new(self.curve(), 1, self.spread, ());
+        let policy = BackoffPolicy::new(self.curve(), 1, self.jitter, ());
         let at_zero = policy.delay(retry, 0.0);
         let at_one = policy.delay(retry, 1.0);
         Bounds::new(at_zero.min(at_one), at_zero.max(at_one))
@@ -192,8 +194,8 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
             Param::Factor(factor) => self.with_factor(factor),
             Param::MaxAttempts(n) => self.with_max_attempts(n),
             Param::Jitter(jitter) => Self {
-                spread: self
-                    .spread
+                jitter: self
+                    .jitter
                     .with_jitter(jitter)
                     .ok_or_else(|| param.not_applicable(S::KIND))?,
                 ..self
@@ -202,7 +204,7 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
     }
 }
 
-/// A running exponential-family policy: a capped curve, spread by `S`, drawing from `R`.
+/// A running exponential-family policy: a capped curve, jittered by `S`, drawing from `R`.
 ///
 /// Building it precomputes the curve in floating point, so a delay costs one power by
 /// square-and-multiply, one draw and one conversion, with no allocation and no lock.
@@ -210,36 +212,36 @@ impl<S: Spread> PolicyConfig for Backoff<S> {
 pub struct BackoffPolicy<S, R> {
     curve: Curve,
     max_attempts: u32,
-    spread: S,
+    jitter: S,
     rng: R,
 }
 
-impl<S: Spread, R> BackoffPolicy<S, R> {
+impl<S: Jitter, R> BackoffPolicy<S, R> {
     #[inline(always)]
-    fn new(curve: Curve, max_attempts: u32, spread: S, rng: R) -> Self {
+    fn new(curve: Curve, max_attempts: u32, jitter: S, rng: R) -> Self {
         Self {
             curve,
             max_attempts,
-            spread,
+            jitter,
             rng,
         }
     }
 
-    /// The delay before `retry` for the draw `u`: the spread ceiling, in whole nanoseconds,
-    /// clamped to the cap unless the spread may exceed it. Without a draw and with a factor
+    /// The delay before `retry` for the draw `u`: the jittered ceiling, in whole nanoseconds,
+    /// clamped to the cap unless the jitter may exceed it. Without a draw and with a factor
     /// of 2, the ceiling is computed exactly in integers.
     #[inline(always)]
     fn delay(&self, retry: u32, u: f64) -> Duration {
         if !S::DRAWS && self.curve.doubles() {
             return self.curve.doubling(retry);
         }
-        let ns = self.spread.spread(self.curve.ceiling_ns(retry), u);
+        let ns = self.jitter.jitter(self.curve.ceiling_ns(retry), u);
         if S::MAY_EXCEED_CAP {
             return Limit::UNBOUNDED.duration(ns);
         }
         let delay = self.curve.cap().duration(ns);
         if self.curve.float_may_round() {
-            // Past 2^53 ns the float ceiling can round above the exact schedule; a spread that
+            // Past 2^53 ns the float ceiling can round above the exact schedule; a jitter that
             // promises never to exceed the ceiling is held to the exact one.
             return delay.min(self.curve.doubling(retry));
         }
@@ -247,16 +249,16 @@ impl<S: Spread, R> BackoffPolicy<S, R> {
     }
 }
 
-impl<S: Spread, R> BackoffPolicy<S, R> {
+impl<S: Jitter, R> BackoffPolicy<S, R> {
     /// The same policy drawing from `rng`: see [`AnyPolicy::with_rng`](super::AnyPolicy::with_rng).
     #[must_use]
     #[inline]
     pub fn with_rng<R2: Rng>(&self, rng: R2) -> BackoffPolicy<S, R2> {
-        BackoffPolicy::new(self.curve, self.max_attempts, self.spread, rng)
+        BackoffPolicy::new(self.curve, self.max_attempts, self.jitter, rng)
     }
 }
 
-impl<S: Spread, R: Rng> Policy for BackoffPolicy<S, R> {
+impl<S: Jitter, R: Rng> Policy for BackoffPolicy<S, R> {
     #[inline(always)]
     fn next_delay(&mut self, attempt: u32, failure: &Failure) -> Option<Duration> {
         if !failure.is_retryable() || attempt >= self.max_attempts {

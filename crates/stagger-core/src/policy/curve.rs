@@ -96,11 +96,6 @@ impl Limit {
         }
     }
 
-    /// The limit itself.
-    pub(crate) fn max(&self) -> Duration {
-        self.max
-    }
-
     /// `ns` nanoseconds, truncated to whole nanoseconds and clamped to `[0, max]`. Negative
     /// values and NaN give zero; infinity gives `max`.
     #[inline(always)]

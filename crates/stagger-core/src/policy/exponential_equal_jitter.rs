@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::PolicyKind;
-use super::backoff::{Backoff, Spread, private::Sealed};
+use super::backoff::{Backoff, Jitter, private::Sealed};
 
 /// Half the capped exponential ceiling, plus a uniform draw over the other half.
 /// See the [module page](self).
@@ -18,19 +18,19 @@ pub struct EqualJitter;
 
 impl Sealed for EqualJitter {}
 
-impl Spread for EqualJitter {
+impl Jitter for EqualJitter {
     const KIND: PolicyKind = PolicyKind::ExponentialEqualJitter;
     const DEFAULT: ExponentialEqualJitter = ExponentialEqualJitter {
         base: Duration::from_millis(100),
         cap: Duration::from_secs(20),
         factor: 2.0,
         max_attempts: 8,
-        spread: EqualJitter,
+        jitter: EqualJitter,
     };
     const DRAWS: bool = true;
 
     #[inline(always)]
-    fn spread(&self, v: f64, u: f64) -> f64 {
+    fn jitter(&self, v: f64, u: f64) -> f64 {
         let half = 0.5 * v;
         half + half * u
     }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::PolicyKind;
-use super::backoff::{Backoff, Spread, private::Sealed};
+use super::backoff::{Backoff, Jitter, private::Sealed};
 
 /// A uniform draw between zero and the capped exponential ceiling. See the [module page](self).
 pub type ExponentialFullJitter = Backoff<FullJitter>;
@@ -17,19 +17,19 @@ pub struct FullJitter;
 
 impl Sealed for FullJitter {}
 
-impl Spread for FullJitter {
+impl Jitter for FullJitter {
     const KIND: PolicyKind = PolicyKind::ExponentialFullJitter;
     const DEFAULT: ExponentialFullJitter = ExponentialFullJitter {
         base: Duration::from_millis(100),
         cap: Duration::from_secs(20),
         factor: 2.0,
         max_attempts: 8,
-        spread: FullJitter,
+        jitter: FullJitter,
     };
     const DRAWS: bool = true;
 
     #[inline(always)]
-    fn spread(&self, v: f64, u: f64) -> f64 {
+    fn jitter(&self, v: f64, u: f64) -> f64 {
         v * u
     }
 }

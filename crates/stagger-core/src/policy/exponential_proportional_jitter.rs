@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::PolicyKind;
-use super::backoff::{Backoff, Spread, private::Sealed};
+use super::backoff::{Backoff, Jitter, private::Sealed};
 use crate::error::{self, ConfigError};
 
 /// The capped exponential ceiling, scaled by a uniform factor in `[1 - r, 1 + r]`.
@@ -29,20 +29,20 @@ impl ProportionalJitter {
 
 impl Sealed for ProportionalJitter {}
 
-impl Spread for ProportionalJitter {
+impl Jitter for ProportionalJitter {
     const KIND: PolicyKind = PolicyKind::ExponentialProportionalJitter;
     const DEFAULT: ExponentialProportionalJitter = ExponentialProportionalJitter {
         base: Duration::from_millis(100),
         cap: Duration::from_secs(20),
         factor: 2.0,
         max_attempts: 8,
-        spread: ProportionalJitter { r: 0.2 },
+        jitter: ProportionalJitter { r: 0.2 },
     };
     const DRAWS: bool = true;
     const MAY_EXCEED_CAP: bool = true;
 
     #[inline(always)]
-    fn spread(&self, v: f64, u: f64) -> f64 {
+    fn jitter(&self, v: f64, u: f64) -> f64 {
         v * ((1.0 - self.r) + 2.0 * self.r * u)
     }
 
@@ -61,13 +61,13 @@ impl ExponentialProportionalJitter {
     /// off.
     #[must_use]
     pub const fn with_jitter(mut self, r: f64) -> Self {
-        self.spread = ProportionalJitter { r };
+        self.jitter = ProportionalJitter { r };
         self
     }
 
     /// The half-width `r` of the band.
     #[must_use]
     pub const fn jitter(&self) -> f64 {
-        self.spread.r
+        self.jitter.r
     }
 }

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::PolicyKind;
-use super::backoff::{Backoff, Spread, private::Sealed};
+use super::backoff::{Backoff, Jitter, private::Sealed};
 use crate::error::{self, ConfigError};
 
 /// The capped exponential ceiling, less a random fraction of at most `jitter`. It never
@@ -29,19 +29,19 @@ impl SubtractiveJitter {
 
 impl Sealed for SubtractiveJitter {}
 
-impl Spread for SubtractiveJitter {
+impl Jitter for SubtractiveJitter {
     const KIND: PolicyKind = PolicyKind::ExponentialSubtractiveJitter;
     const DEFAULT: ExponentialSubtractiveJitter = ExponentialSubtractiveJitter {
         base: Duration::from_millis(100),
         cap: Duration::from_secs(20),
         factor: 2.0,
         max_attempts: 8,
-        spread: SubtractiveJitter { jitter: 0.2 },
+        jitter: SubtractiveJitter { jitter: 0.2 },
     };
     const DRAWS: bool = true;
 
     #[inline(always)]
-    fn spread(&self, v: f64, u: f64) -> f64 {
+    fn jitter(&self, v: f64, u: f64) -> f64 {
         v * (1.0 - self.jitter * u)
     }
 
@@ -60,13 +60,13 @@ impl ExponentialSubtractiveJitter {
     /// jitter off and makes the schedule exact.
     #[must_use]
     pub const fn with_jitter(mut self, jitter: f64) -> Self {
-        self.spread = SubtractiveJitter { jitter };
+        self.jitter = SubtractiveJitter { jitter };
         self
     }
 
     /// The fraction of each delay that may be removed.
     #[must_use]
     pub const fn jitter(&self) -> f64 {
-        self.spread.jitter
+        self.jitter.jitter
     }
 }

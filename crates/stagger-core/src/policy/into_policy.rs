@@ -4,8 +4,8 @@ use std::fmt;
 use std::time::Duration;
 
 use super::{
-    AnyConfig, Backoff, Constant, DecorrelatedJitter, DecorrelatedJitterV2, Immediate, Linear,
-    NoRetry, Policy, PolicyConfig, Spread,
+    AnyConfig, Backoff, Constant, DecorrelatedJitter, DecorrelatedJitterV2, Immediate, Jitter,
+    Linear, NoRetry, Policy, PolicyConfig,
 };
 use crate::error::ConfigError;
 use crate::failure::Failure;
@@ -81,7 +81,7 @@ configs_into_lazy!(
 );
 
 /// The exponential family.
-impl<S: Spread> IntoPolicy for Backoff<S> {
+impl<S: Jitter> IntoPolicy for Backoff<S> {
     type Policy = LazyPolicy<Self>;
 
     #[inline]

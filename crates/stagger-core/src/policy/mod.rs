@@ -9,7 +9,8 @@
 //!
 //! Each policy lives in its own module, whose documentation is its page: when to use it, when
 //! not to, how it works, tie-breaking, parameters, complexity, source and notes. The exponential
-//! family shares one running type, [`BackoffPolicy`], and differs only in its [`Spread`].
+//! family shares one running type, [`BackoffPolicy`], and differs only in its [`Jitter`]; the
+//! decorrelated pair shares [`DecorrelatedPolicy`], and differs only in its [`Walk`].
 //!
 //! | name | delay before retry `n` |
 //! |---|---|
@@ -28,6 +29,7 @@
 mod any;
 mod backoff;
 mod curve;
+mod decorrelated;
 mod interface;
 mod into_policy;
 mod kind;
@@ -46,8 +48,9 @@ pub mod linear;
 pub mod no_retry;
 
 pub use any::{AnyConfig, AnyPolicy};
-pub use backoff::{Backoff, BackoffPolicy, Spread};
+pub use backoff::{Backoff, BackoffPolicy, Jitter};
 pub use constant::{Constant, ConstantPolicy};
+pub use decorrelated::{Decorrelated, DecorrelatedPolicy, Walk};
 pub use decorrelated_jitter::{DecorrelatedJitter, DecorrelatedJitterPolicy};
 pub use decorrelated_jitter_v2::{DecorrelatedJitterV2, DecorrelatedJitterV2Policy};
 pub use exponential::{Exponential, ExponentialPolicy};

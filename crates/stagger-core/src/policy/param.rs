@@ -45,12 +45,13 @@ impl Param {
     }
 }
 
-/// Writes, for a configuration type, a `const` setter (`with_*`) and a getter for each listed
+/// Writes, for a configuration type (generic over one parameter, as `Decorrelated<W: Walk>`, or
+/// not), a `const` setter (`with_*`) and a getter for each listed
 /// parameter, and `apply`, which routes a [`Param`] to its setter or refuses it as not
 /// applicable.
 macro_rules! accessors {
-    ($ty:ident { $( $(#[doc = $doc:literal])* $field:ident: $t:ty => $setter:ident, $variant:ident; )* }) => {
-        impl $ty {
+    ($ty:ident $(<$g:ident: $bound:path>)? { $( $(#[doc = $doc:literal])* $field:ident: $t:ty => $setter:ident, $variant:ident; )* }) => {
+        impl $(<$g: $bound>)? $ty $(<$g>)? {
             $(
                 $(#[doc = $doc])*
                 #[must_use]
