@@ -45,7 +45,7 @@ pub(crate) fn read_config_file(path: &std::path::Path) -> Result<(String, FileFo
 
 /// Why a command failed: bad input (exit 2) or an I/O error (exit 1).
 #[derive(Debug)]
-pub(crate) enum Failure {
+pub(crate) enum CommandError {
     /// The user's flags or values are invalid.
     Usage(String),
     /// A file its parser refused: one line naming the file and what it should be, then the
@@ -61,9 +61,9 @@ pub(crate) enum Failure {
     Io(io::Error),
 }
 
-impl Failure {
+impl CommandError {
     /// Prints the failure on stderr and returns its exit status: one line, or for a
-    /// [`Failure::Parse`] the parser's message below it.
+    /// [`CommandError::Parse`] the parser's message below it.
     pub(crate) fn report(&self) -> ExitCode {
         let text = match self {
             Self::Usage(reason) => format!("error: {}", reason.replace('\n', " ")),
@@ -177,13 +177,13 @@ pub(crate) fn unknown_name(what: &str, typed: &str, groups: &[(&str, &[&str])]) 
     line
 }
 
-impl From<io::Error> for Failure {
+impl From<io::Error> for CommandError {
     fn from(err: io::Error) -> Self {
         Self::Io(err)
     }
 }
 
-impl From<ConfigError> for Failure {
+impl From<ConfigError> for CommandError {
     /// Names the flag the user typed for the offending parameter.
     fn from(err: ConfigError) -> Self {
         // An unknown name gets the closest valid ones, as every name flag does.
@@ -206,7 +206,7 @@ impl From<ConfigError> for Failure {
     }
 }
 
-impl fmt::Display for Failure {
+impl fmt::Display for CommandError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Usage(reason) => f.write_str(reason),
