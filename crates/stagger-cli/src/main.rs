@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
+mod excerpt;
 mod flags;
 mod html;
 mod limits;
