@@ -1,4 +1,4 @@
-//! Turning flags into values, and failures into one line on stderr.
+//! Turning flags into values, and a command's errors into one line on stderr.
 
 use std::fmt;
 use std::io;
@@ -8,6 +8,8 @@ use std::time::Duration;
 use stagger_core::budget::BudgetKind;
 use stagger_core::policy::PolicyKind;
 use stagger_core::{ConfigError, Preset};
+
+use crate::excerpt;
 
 /// Parses a duration flag such as `100ms`, `1s` or `1h`.
 pub(crate) fn duration(text: &str) -> Result<Duration, String> {
@@ -45,7 +47,7 @@ pub(crate) fn read_config_file(path: &std::path::Path) -> Result<(String, FileFo
 
 /// Why a command failed: bad input (exit 2) or an I/O error (exit 1).
 #[derive(Debug)]
-pub(crate) enum Failure {
+pub(crate) enum CommandError {
     /// The user's flags or values are invalid.
     Usage(String),
     /// A file its parser refused: one line naming the file and what it should be, then the
@@ -61,21 +63,16 @@ pub(crate) enum Failure {
     Io(io::Error),
 }
 
-impl Failure {
-    /// Prints the failure on stderr and returns its exit status: one line, or for a
-    /// [`Failure::Parse`] the parser's message below it.
+impl CommandError {
+    /// Prints the error on stderr as `error: ` and its [`Display`](fmt::Display) form, at most
+    /// [`excerpt::MOST`] bytes, and returns its exit status.
     pub(crate) fn report(&self) -> ExitCode {
-        let text = match self {
-            Self::Usage(reason) => format!("error: {}", reason.replace('\n', " ")),
-            Self::Parse { what, message } => format!(
-                "error: {}:\n{}",
-                what.replace('\n', " "),
-                message.trim_end()
-            ),
-            Self::Io(err) if err.kind() == io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
-            Self::Io(err) => format!("error: {}", err.to_string().replace('\n', " ")),
-        };
-        eprintln!("{text}");
+        if let Self::Io(err) = self
+            && err.kind() == io::ErrorKind::BrokenPipe
+        {
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("{PREFIX}{self}");
         ExitCode::from(match self {
             Self::Usage(_) | Self::Parse { .. } => 2,
             Self::Io(_) => 1,
@@ -177,13 +174,13 @@ pub(crate) fn unknown_name(what: &str, typed: &str, groups: &[(&str, &[&str])]) 
     line
 }
 
-impl From<io::Error> for Failure {
+impl From<io::Error> for CommandError {
     fn from(err: io::Error) -> Self {
         Self::Io(err)
     }
 }
 
-impl From<ConfigError> for Failure {
+impl From<ConfigError> for CommandError {
     /// Names the flag the user typed for the offending parameter.
     fn from(err: ConfigError) -> Self {
         // An unknown name gets the closest valid ones, as every name flag does.
@@ -206,13 +203,24 @@ impl From<ConfigError> for Failure {
     }
 }
 
-impl fmt::Display for Failure {
+/// What [`CommandError::report`] writes before the message.
+const PREFIX: &str = "error: ";
+
+impl fmt::Display for CommandError {
+    /// One line, or for a [`CommandError::Parse`] the parser's message below it; in excerpts
+    /// if it would pass [`excerpt::MOST`] bytes on stderr, whatever the parser quoted of the
+    /// input. Every error a command prints passes here.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Usage(reason) => f.write_str(reason),
-            Self::Parse { what, message } => write!(f, "{what}:\n{message}"),
-            Self::Io(err) => err.fmt(f),
-        }
+        let text = match self {
+            Self::Usage(reason) => reason.replace('\n', " "),
+            Self::Parse { what, message } => {
+                format!("{}:\n{}", what.replace('\n', " "), message.trim_end())
+            }
+            Self::Io(err) => err.to_string().replace('\n', " "),
+        };
+        // `error: `, the message and its newline.
+        let most = excerpt::MOST - PREFIX.len() - 1;
+        f.write_str(&excerpt::excerpt(&text, most))
     }
 }
 
@@ -258,7 +266,7 @@ pub(crate) fn clap_failure(err: &clap::Error, cli: &clap::Command) -> ExitCode {
             .collect();
         line.push_str(&format!("; the commands are: {}", names.join(", ")));
     }
-    eprintln!("{line}");
+    eprintln!("{}", excerpt::excerpt(&line, excerpt::MOST - 1));
     ExitCode::from(2)
 }
 

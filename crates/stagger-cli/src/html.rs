@@ -2,20 +2,24 @@
 //! inlined as SVG where the Markdown shows it as an image, under a caption that says what to
 //! see. The page fetches nothing: no stylesheet, script, font or image from anywhere else.
 //!
-//! It fits a window 1280 px wide: a table's cells wrap, after each `_` of a long field name
-//! (`peak_window_share`) and, failing that, anywhere, so no table is wider than the text; the
-//! browser test measures each table's scroll width against its width.
+//! It fits a window 1280 px wide: a table's cells wrap between words and after each `_` of a
+//! long field name (`peak_window_share`), and break a word only if it is wider than its column
+//! can be, so no table is wider than the text and no column is squeezed narrower than its
+//! longest word (`overflow-wrap: break-word`: with `anywhere`, a word's characters counted
+//! as the narrowest a column can be, and the browser drew `Workload` as `Wo rkl oa d`). The
+//! browser test measures each table's scroll width against its width, and each word of each
+//! cell on one line.
 
 use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd, html};
 
 use crate::plot::Figure;
 
-/// The page's style: readable text, tables whose cells wrap to fit (and that scroll sideways
-/// as a last resort), plots that fit, and their captions.
+/// The page's style: readable text, tables whose cells wrap between words to fit (and that
+/// scroll sideways as a last resort), plots that fit, and their captions.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:72rem;margin:2rem auto;\
 padding:0 1rem;line-height:1.45;color:#1a1a1a}\
 table{border-collapse:collapse;display:block;overflow-x:auto;margin:1rem 0;font-size:0.9rem}\
-th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;vertical-align:top;overflow-wrap:anywhere}\
+th,td{border:1px solid #ccc;padding:0.25rem 0.5rem;vertical-align:top;overflow-wrap:break-word}\
 th{background:#f3f3f3}code{background:#f3f3f3;padding:0 0.2rem}\
 pre{overflow-x:auto}\
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto}\
@@ -147,6 +151,19 @@ mod tests {
         assert!(page.contains("<em>[plot: Gone]</em>"), "{page}");
         assert!(!page.contains("<img"), "{page}");
         assert!(!page.contains("src="), "{page}");
+    }
+
+    #[test]
+    fn a_cell_breaks_a_word_only_as_a_last_resort() {
+        // `anywhere` and `break-all` let the table squeeze a column to one character; the
+        // browser test sees the words broken, this says why without a browser.
+        for breaks_words in ["overflow-wrap:anywhere", "word-break:break-all"] {
+            assert!(!STYLE.contains(breaks_words), "{breaks_words}");
+        }
+        assert!(
+            STYLE.contains("th,td{") && STYLE.contains("overflow-wrap:break-word"),
+            "{STYLE}"
+        );
     }
 
     #[test]

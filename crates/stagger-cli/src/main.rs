@@ -10,6 +10,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand};
 
 mod cmd;
+mod excerpt;
 mod flags;
 mod html;
 mod limits;
@@ -71,8 +72,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(&args, &mut out),
         Command::Check(args) => cmd::check::run(&args, &mut out),
     };
-    match result.and_then(|()| out.flush().map_err(flags::Failure::from)) {
+    match result.and_then(|()| out.flush().map_err(flags::CommandError::from)) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(failure) => failure.report(),
+        Err(err) => err.report(),
     }
 }

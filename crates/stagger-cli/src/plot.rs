@@ -6,7 +6,7 @@ use std::path::Path;
 use plotters::prelude::*;
 use stagger_sim::scoreboard::{Scoreboard, Series, SweepPoint};
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 
 const COLORS: [RGBColor; 8] = [
     RGBColor(31, 119, 180),
@@ -33,8 +33,8 @@ pub(crate) struct Figure {
     pub(crate) caption: &'static str,
 }
 
-fn failed(e: impl std::fmt::Display) -> Failure {
-    Failure::Io(std::io::Error::other(e.to_string()))
+fn failed(e: impl std::fmt::Display) -> CommandError {
+    CommandError::Io(std::io::Error::other(e.to_string()))
 }
 
 /// Lines `(x, y)` labelled, on one chart, written to `path`.
@@ -44,7 +44,7 @@ pub(crate) fn chart(
     x_label: &str,
     y_label: &str,
     lines: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     std::fs::write(path, chart_svg(title, x_label, y_label, lines)?)?;
     Ok(())
 }
@@ -55,7 +55,7 @@ pub(crate) fn chart_svg(
     x_label: &str,
     y_label: &str,
     lines: &[(String, Vec<(f64, f64)>)],
-) -> Result<String, Failure> {
+) -> Result<String, CommandError> {
     let mut svg = String::new();
     draw(&mut svg, title, x_label, y_label, lines)?;
     Ok(svg)
@@ -67,7 +67,7 @@ fn draw(
     x_label: &str,
     y_label: &str,
     lines: &[(String, Vec<(f64, f64)>)],
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     let root = SVGBackend::with_string(svg, (800, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(failed)?;
     let xs = lines.iter().flat_map(|(_, p)| p.iter().map(|q| q.0));
@@ -141,7 +141,7 @@ fn sweep_lines(
 }
 
 /// Writes every plot into `dir`, each under its file name.
-pub(crate) fn all(board: &Scoreboard, dir: &Path) -> Result<(), Failure> {
+pub(crate) fn all(board: &Scoreboard, dir: &Path) -> Result<(), CommandError> {
     for figure in all_svgs(board)? {
         std::fs::write(dir.join(figure.name), figure.svg)?;
     }
@@ -172,7 +172,7 @@ pub(crate) mod captions {
 }
 
 /// Every plot of the scoreboard, with the names the Markdown's images use.
-pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<Figure>, Failure> {
+pub(crate) fn all_svgs(board: &Scoreboard) -> Result<Vec<Figure>, CommandError> {
     let mut open = sweep_lines(&board.open_loop, |r| Some(r.success_rate));
     for (label, _) in &mut open {
         *label = format!("success, {label}");

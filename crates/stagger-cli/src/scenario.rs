@@ -24,7 +24,7 @@ use stagger_sim::workload::spike::{Server, Spike};
 use stagger_sim::workload::tail::Tail;
 use stagger_sim::{Estimate, ResultRow, SimError, SimPolicy, Strategy, Workload};
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 
 /// The combinations a scenario can describe today, one per model, as the error lists them.
 pub(crate) const MODELS: &str = "clients kind = \"open\", \"serial\" or \"fixed\" with \
@@ -334,20 +334,20 @@ fn checked<W: Workload>(w: &W, s: &Strategy) -> Result<Estimate, SimError> {
 }
 
 /// Reads a scenario file, TOML or JSON by its extension, and maps it onto its model.
-pub(crate) fn read(path: &std::path::Path) -> Result<Ready, Failure> {
+pub(crate) fn read(path: &std::path::Path) -> Result<Ready, CommandError> {
     use crate::flags::FileFormat;
     let shown = path.display();
-    let (text, format) = crate::flags::read_config_file(path).map_err(Failure::Usage)?;
+    let (text, format) = crate::flags::read_config_file(path).map_err(CommandError::Usage)?;
     let scenario: Scenario = match format {
         FileFormat::Toml => toml::from_str(&text)
-            .map_err(|e| Failure::toml(format!("{shown}: not a scenario"), &e))?,
+            .map_err(|e| CommandError::toml(format!("{shown}: not a scenario"), &e))?,
         FileFormat::Json => {
-            serde_json::from_str(&text).map_err(|e| Failure::Usage(format!("{shown}: {e}")))?
+            serde_json::from_str(&text).map_err(|e| CommandError::Usage(format!("{shown}: {e}")))?
         }
     };
     scenario
         .ready()
-        .map_err(|e| Failure::Usage(format!("{shown}: {e}")))
+        .map_err(|e| CommandError::Usage(format!("{shown}: {e}")))
 }
 
 /// `strategy` with `budget`, one per client, configured as the file has it.

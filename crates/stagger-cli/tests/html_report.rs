@@ -4,7 +4,8 @@
 //! unless `STAGGER_REQUIRE_BROWSER=1` (as CI sets it), where they fail.
 //!
 //! Each page is loaded in a window 1280 px wide, where every table must fit: its scroll width
-//! no more than its width, and the page no wider than the window.
+//! no more than its width, and the page no wider than the window; and where no table cell
+//! breaks a word (a word's characters drawn on two lines) or spills past its border.
 
 mod support;
 
@@ -71,7 +72,38 @@ const cut = all.filter((t) => t.scrollWidth > t.clientWidth).length;
 const captions = [...document.querySelectorAll('figure > figcaption')]
   .filter((c) => c.textContent.trim().length > 40).length;
 const pageWidth = document.documentElement.scrollWidth;
-document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines} tables=${tables} cut=${cut} captions=${captions} page=${pageWidth} window=${innerWidth}`;
+// Every word of every cell, drawn on one line: a word is a run without a blank in one text
+// node (a `<wbr>` after `_` ends a text node, so `peak_window_share` may wrap there), and it
+// may wrap only after its hyphens. A word whose characters sit on two lines is broken; it is
+// listed with a space where it breaks, as `Wo rkl oa d`.
+const broken = [];
+const cells = [...document.querySelectorAll('th, td')];
+cells.forEach((cell) => {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (const m of node.data.matchAll(/[^\s\-]+\-*/g)) {
+      const range = document.createRange();
+      const tops = [];
+      for (let i = m.index; i < m.index + m[0].length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const rect = range.getClientRects()[0];
+        tops.push(rect ? Math.round(rect.top) : null);
+      }
+      if (new Set(tops.filter((t) => t !== null)).size > 1) {
+        const shown = [...m[0]].map((c, i) => (i > 0 && tops[i] !== tops[i - 1] ? ' ' : '') + c);
+        broken.push(`${shown.join('')} (in "${cell.textContent.trim().slice(0, 40)}")`);
+      }
+    }
+  }
+});
+// A cell whose content spills past its border.
+const spilled = cells.filter((c) => c.scrollWidth > c.clientWidth + 1).length;
+const report = document.createElement('pre');
+report.id = 'broken-words';
+report.textContent = broken.join('\n');
+document.body.append(report);
+document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines} tables=${tables} cut=${cut} captions=${captions} page=${pageWidth} window=${innerWidth} cells=${cells.length} broken=${broken.length} spilled=${spilled}`;
 </script>"#;
     let probed = dir.join("probed.html");
     std::fs::write(&probed, html.replace("</body>", &format!("{probe}</body>"))).unwrap();
@@ -105,14 +137,16 @@ document.title = `figures=${figures.length} drawn=${drawn.length} lines=${lines}
 }
 
 /// The probe's findings: figures, drawn figures, lines, tables; then the tables cut off (whose
-/// scroll width passes their width), the figures with a caption, and the page's width and
-/// the window's.
-fn probed(dom: &str) -> [u64; 8] {
+/// scroll width passes their width), the figures with a caption, the page's width and the
+/// window's; then the table cells, the words broken in them, and the cells whose content
+/// spills past their border.
+fn probed(dom: &str) -> [u64; 11] {
     let start = dom.find("<title>").expect("a title") + "<title>".len();
     let end = dom[start..].find("</title>").unwrap() + start;
-    let mut found = [0; 8];
+    let mut found = [0; 11];
     for (i, key) in [
-        "figures", "drawn", "lines", "tables", "cut", "captions", "page", "window",
+        "figures", "drawn", "lines", "tables", "cut", "captions", "page", "window", "cells",
+        "broken", "spilled",
     ]
     .iter()
     .enumerate()
@@ -131,10 +165,35 @@ fn probed(dom: &str) -> [u64; 8] {
     found
 }
 
+/// The words the probe found broken, one a line, as drawn: `Wo rkl oa d (in "Workload")`.
+fn broken_words(dom: &str) -> String {
+    let start = dom
+        .find("<pre id=\"broken-words\">")
+        .expect("the probe's list")
+        + "<pre id=\"broken-words\">".len();
+    let end = dom[start..].find("</pre>").unwrap() + start;
+    dom[start..end]
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&")
+}
+
 /// The probe's first four findings: figures, drawn figures, lines, tables; after checking
-/// that the page fits its window, no table is cut off and every figure has its caption.
+/// that the page fits its window, no table is cut off, no cell breaks a word or spills past
+/// its border, and every figure has its caption.
 fn title(dom: &str) -> [u64; 4] {
-    let [figures, drawn, lines, tables, cut, captions, page, window] = probed(dom);
+    let [
+        figures,
+        drawn,
+        lines,
+        tables,
+        cut,
+        captions,
+        page,
+        window,
+        cells,
+        broken,
+        spilled,
+    ] = probed(dom);
     assert_eq!(window, u64::from(WIDTH), "the window's width");
     assert!(
         page <= window,
@@ -143,6 +202,17 @@ fn title(dom: &str) -> [u64; 4] {
     assert_eq!(
         cut, 0,
         "{cut} of {tables} tables are cut off at {window} px"
+    );
+    assert!(cells > 0, "the tables have cells");
+    assert_eq!(
+        broken,
+        0,
+        "{broken} words of {tables} tables' {cells} cells are broken mid-word at {window} px:\n{}",
+        broken_words(dom)
+    );
+    assert_eq!(
+        spilled, 0,
+        "{spilled} of {cells} cells spill past their border at {window} px"
     );
     assert_eq!(
         captions, figures,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use stagger_core::{AnyConfig, PolicyConfig, PolicyKind, Preset, Schedule, SeededRng};
 
 use crate::cmd::{policies, schedule};
-use crate::flags::Failure;
+use crate::flags::CommandError;
 
 /// Flags of `stagger catalog`.
 #[derive(Debug, clap::Args)]
@@ -21,7 +21,7 @@ pub(crate) struct Args {
     out: Option<PathBuf>,
 }
 
-pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     let mut doc = Vec::new();
     write_document(&mut doc)?;
     match &args.out {
@@ -37,7 +37,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
 }
 
 /// The whole catalog. Every schedule is computed here, by the library, at seed 0.
-fn write_document(out: &mut dyn Write) -> Result<(), Failure> {
+fn write_document(out: &mut dyn Write) -> Result<(), CommandError> {
     writeln!(out, "# The stagger catalog")?;
     writeln!(out)?;
     writeln!(
@@ -80,7 +80,7 @@ fn write_document(out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
-fn write_schedule(config: AnyConfig, out: &mut dyn Write) -> Result<(), Failure> {
+fn write_schedule(config: AnyConfig, out: &mut dyn Write) -> Result<(), CommandError> {
     let schedule = Schedule::new(config, SeededRng::new(0))?;
     if schedule.retries().is_empty() {
         writeln!(out, "No retries: a single attempt.")?;

@@ -7,7 +7,7 @@ use stagger_core::budget::BudgetKind;
 use stagger_core::duration::human;
 use stagger_core::{PolicyConfig, PolicyKind, Preset};
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 use crate::progress::Progress;
 
 /// Flags of `stagger explain`.
@@ -19,21 +19,21 @@ pub(crate) struct Args {
     name: String,
 }
 
-pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     if let Ok(kind) = args.name.parse::<PolicyKind>() {
         out.write_all(kind.page().as_bytes())?;
         let figures = stagger_sim::scoreboard::policy_figures(kind, 1)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
         out.write_all(crate::scoreboard_md::policy_figures(&figures, 1).as_bytes())?;
         return Ok(());
     }
     if args.name == "server-waits" {
         let points = stagger_sim::scoreboard::throttle_points(1)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
         let variants = stagger_sim::scoreboard::throttle_variant_points(1)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
         let partition = stagger_sim::scoreboard::partition_points(1)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
         out.write_all(
             crate::scoreboard_md::server_waits_page(&points, &variants, &partition, 1).as_bytes(),
         )?;
@@ -44,7 +44,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         // names the page and counts the seconds.
         let progress = Progress::parts("measuring the hedging page");
         let f = stagger_sim::scoreboard::hedging_figures(1)
-            .map_err(|e| Failure::Usage(e.to_string()))?;
+            .map_err(|e| CommandError::Usage(e.to_string()))?;
         progress.finish();
         out.write_all(
             crate::scoreboard_md::hedging_page(
@@ -73,7 +73,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         out.write_all(budget.page().as_bytes())?;
     }
     if preset.is_none() && budget.is_none() {
-        return Err(Failure::Usage(crate::flags::unknown_name(
+        return Err(CommandError::Usage(crate::flags::unknown_name(
             "policy, preset, budget or page",
             &args.name,
             &[
@@ -87,7 +87,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
     Ok(())
 }
 
-fn write_preset(preset: &Preset, out: &mut dyn Write) -> Result<(), Failure> {
+fn write_preset(preset: &Preset, out: &mut dyn Write) -> Result<(), CommandError> {
     let kind = preset.config().kind();
     writeln!(out, "# Preset `{}`", preset.name())?;
     writeln!(out)?;

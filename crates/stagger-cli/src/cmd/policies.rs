@@ -4,14 +4,14 @@ use std::io::Write;
 
 use stagger_core::{PolicyConfig, PolicyKind, Preset};
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 use crate::render::Table;
 
 /// Flags of `stagger policies` (none yet).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {}
 
-pub(crate) fn run(_args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(_args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     write_catalog(out)?;
     Ok(())
 }

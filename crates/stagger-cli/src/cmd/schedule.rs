@@ -10,7 +10,7 @@ use stagger_core::{
     AnyConfig, Bounds, ConfigError, Param, PolicyConfig, Preset, Schedule, SeededRng,
 };
 
-use crate::flags::{self, Failure};
+use crate::flags::{self, CommandError};
 use crate::render::{self, Table};
 
 /// Flags of `stagger schedule`.
@@ -68,14 +68,14 @@ impl Overrides {
     pub(crate) fn base_and_cap(
         &self,
         policy: &str,
-    ) -> Result<(Option<Duration>, Option<Duration>), Failure> {
+    ) -> Result<(Option<Duration>, Option<Duration>), CommandError> {
         let others = [
             ("factor", self.factor.is_some()),
             ("jitter", self.jitter.is_some()),
             ("max-attempts", self.max_attempts.is_some()),
         ];
         match others.iter().find(|(_, set)| *set) {
-            Some((flag, _)) => Err(Failure::Usage(format!(
+            Some((flag, _)) => Err(CommandError::Usage(format!(
                 "invalid --{flag}: `{policy}` takes only --base and --cap"
             ))),
             None => Ok((self.base, self.cap)),
@@ -83,7 +83,7 @@ impl Overrides {
     }
 
     /// `config` with every given override applied, checked.
-    pub(crate) fn apply(&self, config: AnyConfig) -> Result<AnyConfig, Failure> {
+    pub(crate) fn apply(&self, config: AnyConfig) -> Result<AnyConfig, CommandError> {
         let params = [
             self.base.map(Param::Base),
             self.cap.map(Param::Cap),
@@ -98,7 +98,7 @@ impl Overrides {
         match config.validate() {
             // The user raised the base above a cap they did not set: name the flag they typed.
             Err(err @ ConfigError::CapBelowBase { .. }) if self.cap.is_none() => Err(
-                Failure::Usage(format!("invalid --base: {err}; raise --cap as well")),
+                CommandError::Usage(format!("invalid --base: {err}; raise --cap as well")),
             ),
             other => Ok(other.map(|()| config)?),
         }
@@ -126,14 +126,18 @@ struct Document<'a> {
     key: Option<&'a str>,
 }
 
-pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     let (config, preset) = match (&args.policy, &args.preset) {
         (Some(name), _) => (name.parse::<AnyConfig>()?, None),
         (None, Some(name)) => {
             let preset = Preset::named(name)?;
             (preset.config(), Some(preset))
         }
-        (None, None) => return Err(Failure::Usage("pass --policy NAME or --preset NAME".into())),
+        (None, None) => {
+            return Err(CommandError::Usage(
+                "pass --policy NAME or --preset NAME".into(),
+            ));
+        }
     };
     let config = args.overrides.apply(config)?;
     let rng = match &args.key {

@@ -16,7 +16,7 @@ use stagger_sim::workload::partition::BudgetPartition;
 use stagger_sim::{Estimate, Overrides, ResultRow, SimError, SimPolicy, Strategy, WorkloadKind};
 
 use crate::cmd::schedule::Overrides as PolicyOverrides;
-use crate::flags::{self, Failure};
+use crate::flags::{self, CommandError};
 use crate::limits::{self, Bytes, Count, MemoryLimit};
 use crate::plot::{Figure, captions};
 use crate::progress::Progress;
@@ -184,10 +184,10 @@ struct Document<'a> {
     results: &'a [ResultRow],
 }
 
-fn sim_failure(err: SimError) -> Failure {
+fn sim_error(err: SimError) -> CommandError {
     match err.param() {
-        Some(param) => Failure::Usage(format!("invalid --{}: {err}", param.replace('_', "-"))),
-        None => Failure::Usage(err.to_string()),
+        Some(param) => CommandError::Usage(format!("invalid --{}: {err}", param.replace('_', "-"))),
+        None => CommandError::Usage(err.to_string()),
     }
 }
 
@@ -196,18 +196,18 @@ fn strategy(
     name: &str,
     overrides: &PolicyOverrides,
     budget: Option<BudgetKind>,
-) -> Result<Strategy, Failure> {
+) -> Result<Strategy, CommandError> {
     let policy = if name == "aws-2015-decorrelated-clamped" {
         let (base, cap) = overrides.base_and_cap(name)?;
         let base = base.unwrap_or(Duration::from_millis(5));
         let cap = cap.unwrap_or(Duration::from_secs(2));
         if base.is_zero() || base > stagger_sim::limits::MAX_DURATION {
-            return Err(Failure::Usage(
+            return Err(CommandError::Usage(
                 "invalid --base: longer than 0 and at most a day".to_owned(),
             ));
         }
         if cap < base || cap > stagger_sim::limits::MAX_DURATION {
-            return Err(Failure::Usage(
+            return Err(CommandError::Usage(
                 "invalid --cap: at least --base (5ms by default) and at most a day".to_owned(),
             ));
         }
@@ -216,7 +216,7 @@ fn strategy(
         let config = match name.parse::<AnyConfig>() {
             Ok(config) => config,
             Err(_) => Preset::named(name).map(|p| p.config()).map_err(|_| {
-                Failure::Usage(format!(
+                CommandError::Usage(format!(
                     "invalid --policy: {}",
                     flags::unknown_name(
                         "policy or preset",
@@ -254,12 +254,12 @@ fn hedge(text: &str) -> Result<Option<HedgeDelay>, String> {
 }
 
 /// `strategy` hedging at `delay`, with its policy's attempt limit as the attempts in all.
-fn hedged(strategy: Strategy, delay: Option<HedgeDelay>) -> Result<Strategy, Failure> {
+fn hedged(strategy: Strategy, delay: Option<HedgeDelay>) -> Result<Strategy, CommandError> {
     let Some(delay) = delay else {
         return Ok(strategy);
     };
     let SimPolicy::Catalog(config) = strategy.policy else {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --hedge: {} has no attempt limit to hedge up to",
             strategy.policy.name()
         )));
@@ -272,24 +272,24 @@ fn hedged(strategy: Strategy, delay: Option<HedgeDelay>) -> Result<Strategy, Fai
     };
     hedging
         .validate()
-        .map_err(|e| Failure::Usage(format!("invalid --hedge: {e}")))?;
+        .map_err(|e| CommandError::Usage(format!("invalid --hedge: {e}")))?;
     Ok(strategy.with_hedging(Some(hedging)))
 }
 
-pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     if let Some(path) = &args.scenario {
         return run_scenario(args, path, out);
     }
     let name = args.workload.as_deref().unwrap_or_default();
     let workload: WorkloadKind = name.parse().map_err(|_| {
-        Failure::Usage(format!(
+        CommandError::Usage(format!(
             "invalid --workload: {}",
             flags::unknown_name("workload", name, &[("workloads", &WorkloadKind::names())])
         ))
     })?;
     let budget = match &args.budget {
         Some(name) => Some(name.parse::<BudgetKind>().map_err(|_| {
-            Failure::Usage(format!(
+            CommandError::Usage(format!(
                 "invalid --budget: {}",
                 flags::unknown_name("budget", name, &[("budgets", &BudgetKind::names())])
             ))
@@ -326,7 +326,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             WorkloadKind::Herd | WorkloadKind::Spike | WorkloadKind::Ramp
         )
     {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --plot: used with herd, spike or ramp, not {workload} (stagger bench plots the others)"
         )));
     }
@@ -359,7 +359,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
         .map(|(s, e)| {
             let row = workload
                 .run_within(&overrides, s, args.seed, stop_after(e))
-                .map_err(|err| run_failure(err, e));
+                .map_err(|err| run_error(err, e));
             progress.run_done();
             row
         })
@@ -450,7 +450,7 @@ fn write_results(
     workload: &str,
     seed: u64,
     results: &[ResultRow],
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     match format {
         Format::Json => {
             let doc = Document {
@@ -471,16 +471,20 @@ fn write_results(
 /// model a plot (`--plot`, and the page's) shows what the herd's or the spike's does: a fixed
 /// fleet's retries per 10 ms over the first 30 s, or the goodput per second of open or serial
 /// clients, each from a run of its own.
-fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Result<(), Failure> {
+fn run_scenario(
+    args: &Args,
+    path: &std::path::Path,
+    out: &mut dyn Write,
+) -> Result<(), CommandError> {
     let ready = crate::scenario::read(path)?;
     let estimate = ready
         .model
         .estimate(&ready.strategy)
-        .map_err(|e| Failure::Usage(format!("{}: {e}", path.display())))?;
+        .map_err(|e| CommandError::Usage(format!("{}: {e}", path.display())))?;
     let plotted = match &ready.model {
         crate::scenario::Model::Composed(model, layers) => Some((model, layers)),
         other if args.plot.is_some() => {
-            return Err(Failure::Usage(format!(
+            return Err(CommandError::Usage(format!(
                 "invalid --plot: a scenario on the {} model has no plot (the composed model's \
                  have one)",
                 other.name()
@@ -505,7 +509,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
     let row = ready
         .model
         .run_within(&ready.strategy, ready.seed, stop_after(&estimate))
-        .map_err(|err| run_failure(err, &estimate))?;
+        .map_err(|err| run_error(err, &estimate))?;
     let results = [row];
     if args.stats {
         let plots = if plotted.is_some() {
@@ -531,7 +535,7 @@ fn run_scenario(args: &Args, path: &std::path::Path, out: &mut dyn Write) -> Res
                 ready.seed,
                 stop_after(&estimate),
             )
-            .map_err(|err| run_failure(err, &estimate))?,
+            .map_err(|err| run_error(err, &estimate))?,
         ),
         None => None,
     };
@@ -659,7 +663,7 @@ fn plot_lines(
     strategies: &[Strategy],
     estimates: &[Estimate],
     seed: u64,
-) -> Result<crate::plot::Lines, Failure> {
+) -> Result<crate::plot::Lines, CommandError> {
     use stagger_sim::Workload;
     use stagger_sim::workload::herd::Herd;
     use stagger_sim::workload::spike::{Ramp, Spike};
@@ -692,7 +696,7 @@ fn plot_lines(
                 allowed: "used with herd, spike or ramp (stagger bench plots the others)",
             }),
         };
-        lines.push((label, points.map_err(|err| run_failure(err, e))?));
+        lines.push((label, points.map_err(|err| run_error(err, e))?));
         progress.run_done();
     }
     progress.finish();
@@ -714,12 +718,12 @@ fn estimate(
     overrides: &Overrides,
     strategies: &[Strategy],
     plotting: bool,
-) -> Result<(Vec<Estimate>, Estimate), Failure> {
+) -> Result<(Vec<Estimate>, Estimate), CommandError> {
     let estimates = strategies
         .iter()
         .map(|s| workload.estimate(overrides, s))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(sim_failure)?;
+        .map_err(sim_error)?;
     let total = estimates.iter().fold(Estimate::default(), |sum, e| {
         let sum = sum.then(*e);
         if plotting { sum.then(*e) } else { sum }
@@ -733,12 +737,12 @@ fn check_limits(
     process: u64,
     memory: &MemoryLimit,
     max_events: u64,
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     let needed = total.bytes.saturating_add(process);
     if let Some(limit) = memory.bytes
         && needed > limit
     {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "the run would need about {} of memory ({} estimated for its data, {} for the \
              process), more than {memory}: use fewer clients, a lower rate or a shorter \
              duration, or raise --max-memory",
@@ -748,7 +752,7 @@ fn check_limits(
         )));
     }
     if total.events > max_events {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "the run would process about {} events (estimated), more than --max-events {}: \
              use fewer clients, a lower rate or a shorter duration, or raise --max-events",
             Count(total.events),
@@ -768,16 +772,16 @@ pub(crate) fn stop_after(estimate: &Estimate) -> u64 {
 const STOP_ROOM: u64 = 10_000;
 
 /// A failure of a run: its parameters', or the stop at [`stop_after`].
-fn run_failure(err: SimError, estimate: &Estimate) -> Failure {
+fn run_error(err: SimError, estimate: &Estimate) -> CommandError {
     match err {
-        SimError::EventLimit { limit } => Failure::Usage(format!(
+        SimError::EventLimit { limit } => CommandError::Usage(format!(
             "the run was stopped after {} events, twice its estimate of {}: this strategy does \
              more than the estimate models (a budget that refuses first attempts, on serial \
              clients, starts a new request at once)",
             Count(limit),
             Count(estimate.events),
         )),
-        other => sim_failure(other),
+        other => sim_error(other),
     }
 }
 

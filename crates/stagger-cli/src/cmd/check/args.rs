@@ -15,7 +15,7 @@ use stagger_sim::workload::open_loop::OpenLoop;
 // takes, the simulator's most retry layers.
 use stagger_sim::limits::{MAX_DURATION as MAX_OUTAGE, MAX_LAYERS};
 
-use crate::flags::{self, Failure};
+use crate::flags::{self, CommandError};
 use crate::limits;
 
 /// Flags of `stagger check`.
@@ -62,16 +62,16 @@ pub(super) enum Format {
 
 /// Refuses flags whose values each pass clap but together ask for no run, or for one the
 /// open-loop model cannot make.
-pub(super) fn validate(args: &Args) -> Result<(), Failure> {
+pub(super) fn validate(args: &Args) -> Result<(), CommandError> {
     if !(args.rate.is_finite() && args.rate > 0.0) {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --rate: must be a positive number of requests a second, got {}",
             args.rate
         )));
     }
     let requests = args.rate * args.outage.as_secs_f64();
     if requests < 1.0 {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --rate and --outage: {} requests a second for {} is less than one request",
             args.rate,
             human(args.outage)
@@ -79,14 +79,14 @@ pub(super) fn validate(args: &Args) -> Result<(), Failure> {
     }
     let per_client = args.rate / args.clients as f64;
     if per_client > OpenLoop::MAX_RATE {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --rate: {per_client} requests a second per client (--rate over --clients) \
              is more than {}; raise --clients",
             OpenLoop::MAX_RATE
         )));
     }
     if args.outage > MAX_OUTAGE {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "invalid --outage: at most {}, got {}",
             human(MAX_OUTAGE),
             human(args.outage)

@@ -12,7 +12,7 @@ use stagger_core::config::grpc::{MethodHedgingPolicy, MethodRetryPolicy, Service
 use stagger_core::engine::{Hedging, Nested, Settings};
 use stagger_core::{AnyConfig, PolicyConfig};
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 
 /// What a gRPC report says of how the import reads the file.
 fn grpc_limit() -> String {
@@ -143,16 +143,18 @@ pub(super) fn distinct(subjects: Vec<Subject>) -> Vec<Subject> {
 
 /// Reads `path` into the configurations it holds: one for a retry configuration, one per
 /// retried or hedged method config for a gRPC service config.
-pub(super) fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
+pub(super) fn read(path: &std::path::Path) -> Result<Vec<Subject>, CommandError> {
     use crate::flags::FileFormat;
     let shown = path.display();
-    let (text, format) = crate::flags::read_config_file(path).map_err(Failure::Usage)?;
-    let bad =
-        |what: &str, e: &dyn std::fmt::Display| Failure::Usage(format!("{shown}: {what}: {e}"));
+    let (text, format) = crate::flags::read_config_file(path).map_err(CommandError::Usage)?;
+    let bad = |what: &str, e: &dyn std::fmt::Display| {
+        CommandError::Usage(format!("{shown}: {what}: {e}"))
+    };
     match format {
         FileFormat::Toml => {
-            let spec: RetrySpec = toml::from_str(&text)
-                .map_err(|e| Failure::toml(format!("{shown}: not a retry configuration"), &e))?;
+            let spec: RetrySpec = toml::from_str(&text).map_err(|e| {
+                CommandError::toml(format!("{shown}: not a retry configuration"), &e)
+            })?;
             from_spec(&spec, shown.to_string()).map(|s| vec![s])
         }
         FileFormat::Json => {
@@ -178,9 +180,9 @@ pub(super) fn read(path: &std::path::Path) -> Result<Vec<Subject>, Failure> {
 }
 
 /// The one subject of a retry configuration file, named `file`.
-fn from_spec(spec: &RetrySpec, file: String) -> Result<Subject, Failure> {
+fn from_spec(spec: &RetrySpec, file: String) -> Result<Subject, CommandError> {
     // The file's own words: `max_attempts`, not the CLI's `--max-attempts`.
-    let bad = |e: stagger_core::ConfigError| Failure::Usage(format!("{file}: {e}"));
+    let bad = |e: stagger_core::ConfigError| CommandError::Usage(format!("{file}: {e}"));
     let settings = spec.to_settings().map_err(bad)?;
     let mut unmodelled = Vec::new();
     if settings.timeout().is_some() {
@@ -230,9 +232,10 @@ fn from_spec(spec: &RetrySpec, file: String) -> Result<Subject, Failure> {
 /// The subjects of a gRPC service config named `shown`: one per method config with a retry
 /// or a hedging policy, in the file's order, each with the throttling as its budget and the
 /// method config's timeout as its deadline.
-fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subject>, Failure> {
-    let grpc =
-        |e: stagger_core::config::grpc::GrpcConfigError| Failure::Usage(format!("{shown}: {e}"));
+fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subject>, CommandError> {
+    let grpc = |e: stagger_core::config::grpc::GrpcConfigError| {
+        CommandError::Usage(format!("{shown}: {e}"))
+    };
     let throttling = config.throttling().map_err(grpc)?;
     let budget = throttling.map(|t| (BudgetKind::GrpcThrottle, AnyBudgetConfig::GrpcThrottle(t)));
     let names = |names: &[stagger_core::config::grpc::MethodName]| {
@@ -299,7 +302,7 @@ fn from_service_config(config: &ServiceConfig, shown: &str) -> Result<Vec<Subjec
         });
     }
     if subjects.is_empty() {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "{shown}: no method config has a retryPolicy or a hedgingPolicy: nothing is retried"
         )));
     }

@@ -18,11 +18,11 @@ use std::io::Write;
 
 pub(crate) use args::Args;
 
-use crate::flags::Failure;
+use crate::flags::CommandError;
 use crate::progress::Progress;
 
 /// Runs `stagger check` with `args`, writing the reports to `out`.
-pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), CommandError> {
     args::validate(args)?;
     let subjects = input::distinct(input::read(&args.config)?);
     // Every run of the check is planned and estimated, and the whole admitted, before any
@@ -42,7 +42,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<(), Failure> {
             r.warnings = warnings::warnings(s, &r, args);
             Ok(r)
         })
-        .collect::<Result<Vec<_>, Failure>>()?;
+        .collect::<Result<Vec<_>, CommandError>>()?;
     progress.finish();
     output::write(&reports, args.format, out)
 }

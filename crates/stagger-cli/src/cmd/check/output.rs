@@ -9,7 +9,7 @@ use stagger_core::duration::human;
 
 use super::args::Format;
 use super::report::{Report, recovers};
-use crate::flags::Failure;
+use crate::flags::CommandError;
 
 /// The delays the text lists; the JSON lists up to a hundred.
 const SHOWN_DELAYS: usize = 8;
@@ -20,7 +20,7 @@ pub(super) fn write(
     reports: &[Report],
     format: Format,
     out: &mut dyn Write,
-) -> Result<(), Failure> {
+) -> Result<(), CommandError> {
     match format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, reports).map_err(std::io::Error::from)?;

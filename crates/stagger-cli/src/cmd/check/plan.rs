@@ -22,7 +22,7 @@ use stagger_sim::{Estimate, ResultRow, SimError, Strategy, Workload};
 use super::args::Args;
 use super::input::Subject;
 use crate::cmd::simulate::stop_after;
-use crate::flags::Failure;
+use crate::flags::CommandError;
 use crate::limits::{self, Bytes, Count, MemoryLimit};
 use crate::progress::Progress;
 
@@ -44,8 +44,8 @@ pub(super) fn long_deadline_note(settings: &Settings) -> Option<String> {
 }
 
 /// The simulator's refusal of a run, as the check's one line.
-fn sim(err: SimError) -> Failure {
-    Failure::Usage(format!("the simulator refuses the check's runs: {err}"))
+fn sim(err: SimError) -> CommandError {
+    CommandError::Usage(format!("the simulator refuses the check's runs: {err}"))
 }
 
 /// One simulator run of the check: what it is estimated to cost, and the run itself, made
@@ -64,7 +64,7 @@ impl Run {
         strategy: Strategy,
         seed: u64,
         known: Option<Estimate>,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, CommandError> {
         workload.validate().map_err(sim)?;
         Ok(Self {
             estimate: known.unwrap_or_else(|| workload.estimate(&strategy)),
@@ -78,7 +78,7 @@ impl Run {
         strategy: Strategy,
         layers: Vec<model::Layer>,
         seed: u64,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, CommandError> {
         model.validate().map_err(sim)?;
         Ok(Self {
             estimate: model.estimate(&strategy, &layers),
@@ -92,7 +92,7 @@ impl Run {
     }
 
     /// Makes the run, stopped past twice its estimate, and counts it in `progress`.
-    pub(super) fn run(self, progress: &Progress) -> Result<ResultRow, Failure> {
+    pub(super) fn run(self, progress: &Progress) -> Result<ResultRow, CommandError> {
         let row = (self.go)(stop_after(&self.estimate)).map_err(sim)?;
         progress.run_done();
         Ok(row)
@@ -131,7 +131,7 @@ impl Plan {
         subject: &Subject,
         args: &Args,
         defaults: &mut Defaults,
-    ) -> Result<Self, Failure> {
+    ) -> Result<Self, CommandError> {
         let strategy = strategy_of(subject)?;
         let unbudgeted = strategy.with_budget(None);
         let seed = args.seed;
@@ -270,7 +270,7 @@ fn canonical(
     own: Option<&Settings>,
     seed: u64,
     known: Option<[Estimate; 3]>,
-) -> Result<[Run; 3], Failure> {
+) -> Result<[Run; 3], CommandError> {
     let outage = Outage {
         timeout: own.and_then(simulated_deadline),
         ..Outage::default()
@@ -292,7 +292,11 @@ fn canonical(
 /// `--max-events`, or if one of them would need more memory than the machine's limit; then
 /// keeps each configuration's simulated stack of `--layers`, in order, while it fits in the
 /// events left, and leaves out the rest.
-pub(super) fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Result<(), Failure> {
+pub(super) fn admit(
+    subjects: &[Subject],
+    plans: &mut [Plan],
+    args: &Args,
+) -> Result<(), CommandError> {
     let total = plans
         .iter()
         .fold(Estimate::default(), |sum, plan| sum.then(plan.estimate()));
@@ -303,7 +307,7 @@ pub(super) fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Re
             Count(args.limit.max_events)
         );
         let raise = format!("or raise --max-events to {}", total.events);
-        return Err(Failure::Usage(match subjects {
+        return Err(CommandError::Usage(match subjects {
             [one] => format!(
                 "checking this configuration {whole}: it makes {} attempts a request; use \
                  fewer max_attempts, or a lower --rate, fewer --clients or a shorter --outage, \
@@ -328,7 +332,7 @@ pub(super) fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Re
     let process = limits::process_bytes();
     let memory_over = |e: Estimate| limit.is_some_and(|l| e.bytes.saturating_add(process) > l);
     if memory_over(total) {
-        return Err(Failure::Usage(format!(
+        return Err(CommandError::Usage(format!(
             "a run of the check would need about {} of memory, more than {}: a request is held \
              through its whole retry window, so use a shorter window (a lower base, cap or \
              max_attempts), a lower --rate, fewer --clients or a shorter --outage",
@@ -348,7 +352,7 @@ pub(super) fn admit(subjects: &[Subject], plans: &mut [Plan], args: &Args) -> Re
 }
 
 /// The simulator's strategy for the configuration: its policy and its budget, one per client.
-fn strategy_of(subject: &Subject) -> Result<Strategy, Failure> {
+fn strategy_of(subject: &Subject) -> Result<Strategy, CommandError> {
     let s = Strategy::policy(subject.policy);
     match subject.budget {
         Some((kind, config)) => s.with_budget_config(kind, config).map_err(sim),

@@ -18,7 +18,7 @@ use stagger_sim::workload::spike;
 use super::args::Args;
 use super::input::Subject;
 use super::plan::{Plan, long_deadline_note};
-use crate::flags::Failure;
+use crate::flags::CommandError;
 use crate::progress::Progress;
 
 /// What one configuration commits its user to.
@@ -194,7 +194,7 @@ pub(super) fn report(
     plan: Plan,
     args: &Args,
     progress: &Progress,
-) -> Result<Report, Failure> {
+) -> Result<Report, CommandError> {
     let policy = subject.policy;
     let attempts = subject.max_attempts();
     let retries = attempts.saturating_sub(1);
@@ -266,7 +266,7 @@ pub(super) fn report(
                 spike_tail_goodput: spike.run(progress)?.tail_goodput_ratio,
             })
         })
-        .collect::<Result<Vec<_>, Failure>>()?;
+        .collect::<Result<Vec<_>, CommandError>>()?;
     let spike_reference = spike_reference(
         plan.spike_reference.run(progress)?.tail_goodput_ratio,
         &workloads,
