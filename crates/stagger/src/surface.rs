@@ -13,6 +13,7 @@
 //! | whether the operation may be repeated | `idempotent` |
 //! | the longest server-directed wait honoured | `max_server_wait` |
 //! | what to do inside another executor's attempt | `when_nested` |
+//! | how a retry is dispersed above a server's wait | `server_wait_dispersal` |
 //! | which errors are worth retrying | `classify` |
 //! | which `Ok` values or responses are failures after all | `classify_ok` |
 //! | a hook before every retry (a closure), or a [`Notify`] of any type | `notify`, `notifier` |
@@ -24,6 +25,10 @@
 //!
 //! Beside them, a front end has only what exists for it alone: the executors' absolute
 //! `deadline` and `destination` (of one call), the HTTP layers' `buffer_bodies` (of a body).
+//!
+//! The settings of the run (from `timeout` to `when_nested`) are one table in the core
+//! (`stagger_core::each_setting!`), which a configuration file's `RetrySpec::to_settings` reads
+//! too, so a file and a setter cannot drift apart.
 //!
 //! The classifiers take closures, whose argument the compiler infers where the front end knows
 //! the type (the executors, the middleware); for the tower layer, which learns its inner
@@ -74,64 +79,7 @@ macro_rules! surface {
                 self
             }
 
-            /// One end-to-end deadline, `timeout` after the run starts (an executor's first
-            /// poll or call; a request's first poll in the HTTP layers). It covers every
-            /// attempt and every wait, and each attempt is told the time left. An async
-            /// attempt still running at the deadline is cancelled (its future dropped) and
-            /// counts as a timeout; a wait that would end past it is not started.
-            pub fn timeout(mut self, timeout: std::time::Duration) -> Self {
-                let $this = &mut self;
-                $setup.settings = $setup.settings.with_timeout(timeout);
-                self
-            }
-
-            /// A timeout for each attempt, within the deadline: each attempt is told
-            /// `min(timeout, time left)`, and an async attempt still running then is cancelled
-            /// and counts as a timeout, retried as any timeout is (not for an operation that is
-            /// not idempotent). A blocking attempt cannot be cancelled: it is told the time, to
-            /// honour.
-            pub fn attempt_timeout(mut self, timeout: std::time::Duration) -> Self {
-                let $this = &mut self;
-                $setup.settings = $setup.settings.with_attempt_timeout(timeout);
-                self
-            }
-
-            /// Whether the operation may be repeated safely (default: `true` for the
-            /// executors; read from each request's method and `Idempotency-Key` in the HTTP
-            /// layers). A non-idempotent one is retried only after a failure known to have had
-            /// no effect, such as a refused connection or a 429: never after a timeout or a
-            /// 5xx whose effect is uncertain.
-            pub fn idempotent(mut self, idempotent: bool) -> Self {
-                let $this = &mut self;
-                $setup.settings = $setup.settings.with_idempotent(idempotent);
-                self
-            }
-
-            /// The longest server-directed wait honoured (default 5 minutes). A server asking
-            /// for more stops the run; a shorter request is a floor under the next delay, never
-            /// undercut.
-            pub fn max_server_wait(mut self, limit: std::time::Duration) -> Self {
-                let $this = &mut self;
-                $setup.settings = $setup.settings.with_max_server_wait(limit);
-                self
-            }
-
-            /// What to do when running inside another executor's attempt (default
-            /// [`Nested::SingleAttempt`](stagger_core::engine::Nested): one attempt, recovery
-            /// left to the outer executor).
-            ///
-            /// The mark is held only while an attempt's own code runs (its synchronous call, or
-            /// a poll of its future). Detection covers an executor started while another's
-            /// attempt runs on the same thread, or is polled in the same async task, on any
-            /// runtime; work spawned onto another task or thread is not nested. One exception:
-            /// an executor that runs other tasks *inside* an attempt (a `block_on` within a
-            /// blocking operation, say) runs them under the mark, and their retries count as
-            /// nested.
-            pub fn when_nested(mut self, nested: stagger_core::engine::Nested) -> Self {
-                let $this = &mut self;
-                $setup.settings = $setup.settings.with_nested(nested);
-                self
-            }
+            stagger_core::each_setting!([$crate::surface::setting_methods] { $this => $setup });
 
             /// Decides which errors are worth retrying, and how: any `Fn(&E) -> Failure`.
             /// [`retry_any`](crate::classify::retry_any) retries everything, if you mean it.
@@ -247,4 +195,20 @@ macro_rules! surface {
     };
 }
 
-pub(crate) use surface;
+/// Writes one setter for each row of the table of settings (`stagger_core::each_setting!`),
+/// on a front end whose [`Setup`](crate::setup::Setup) `$setup` reaches through `$this`.
+macro_rules! setting_methods {
+    (
+        { $this:ident => $setup:expr }
+        $($(#[$doc:meta])* $setter:ident($field:ident: $ty:ty) $with:ident,)*
+    ) => {$(
+        $(#[$doc])*
+        pub fn $setter(mut self, $field: $ty) -> Self {
+            let $this = &mut self;
+            $setup.settings = $setup.settings.$with($field);
+            self
+        }
+    )*};
+}
+
+pub(crate) use {setting_methods, surface};

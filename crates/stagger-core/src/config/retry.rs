@@ -319,28 +319,30 @@ impl RetrySpec {
     /// The [`ConfigError`] of [`validate`](RetrySpec::validate).
     pub fn to_settings(&self) -> Result<Settings, ConfigError> {
         self.validate()?;
-        let mut settings = Settings::new();
-        if let Some(timeout) = self.effective_timeout() {
-            settings = settings.with_timeout(timeout);
-        }
-        if let Some(timeout) = self.attempt_timeout {
-            settings = settings.with_attempt_timeout(timeout);
-        }
-        if let Some(idempotent) = self.idempotent {
-            settings = settings.with_idempotent(idempotent);
-        }
-        if let Some(limit) = self.max_server_wait {
-            settings = settings.with_max_server_wait(limit);
-        }
-        if let Some(dispersal) = self.server_wait_dispersal {
-            settings = settings.with_dispersal(dispersal);
-        }
-        if let Some(nested) = self.nested {
-            settings = settings.with_nested(nested);
+        let spec = self;
+        let mut settings = crate::each_setting!([settings_of] { spec });
+        // Without a timeout of its own, a preset's deadline applies.
+        if let (None, Some(deadline)) = (self.timeout, self.policy.deadline()) {
+            settings = settings.with_timeout(deadline);
         }
         Ok(settings)
     }
 }
+
+/// The [`Settings`] a spec's fields give, by the table of settings (`each_setting!`): each field
+/// the file sets, set by its method.
+macro_rules! settings_of {
+    ({ $spec:ident } $($(#[$doc:meta])* $setter:ident($field:ident: $ty:ty) $with:ident,)*) => {{
+        let mut settings = Settings::new();
+        $(
+            if let Some(value) = $spec.$field {
+                settings = settings.$with(value);
+            }
+        )*
+        settings
+    }};
+}
+use settings_of;
 
 impl From<PolicySpec> for RetrySpec {
     fn from(policy: PolicySpec) -> Self {

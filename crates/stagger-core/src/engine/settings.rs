@@ -98,6 +98,61 @@ impl Dispersal {
     }
 }
 
+/// Every setting of a run that a configuration file and a front end's setter set alike, one
+/// row each: the setter's name, the file's field ([`RetrySpec`](crate::config::RetrySpec)), the
+/// value's type and the [`Settings`] method that sets it, with what the setting means on every
+/// front end. `RetrySpec::to_settings` reads a file by this table and the facade writes each
+/// front end's setter from it, so a setting is listed once. The macro named in brackets is
+/// called with the braces' tokens, then the rows.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! each_setting {
+    ([$($callback:tt)+] { $($args:tt)* }) => {
+        $($callback)+! {
+            { $($args)* }
+            /// One end-to-end deadline, `timeout` after the run starts (an executor's first
+            /// poll or call; a request's first poll in the HTTP layers). It covers every
+            /// attempt and every wait, and each attempt is told the time left. An async
+            /// attempt still running at the deadline is cancelled (its future dropped) and
+            /// counts as a timeout; a wait that would end past it is not started.
+            timeout(timeout: ::core::time::Duration) with_timeout,
+            /// A timeout for each attempt, within the deadline: each attempt is told
+            /// `min(timeout, time left)`, and an async attempt still running then is cancelled
+            /// and counts as a timeout, retried as any timeout is (not for an operation that is
+            /// not idempotent). A blocking attempt cannot be cancelled: it is told the time, to
+            /// honour.
+            attempt_timeout(attempt_timeout: ::core::time::Duration) with_attempt_timeout,
+            /// Whether the operation may be repeated safely (default: `true` for the
+            /// executors; read from each request's method and `Idempotency-Key` in the HTTP
+            /// layers). A non-idempotent one is retried only after a failure known to have had
+            /// no effect, such as a refused connection or a 429: never after a timeout or a
+            /// 5xx whose effect is uncertain.
+            idempotent(idempotent: bool) with_idempotent,
+            /// The longest server-directed wait honoured (default 5 minutes). A server asking
+            /// for more stops the run; a shorter request is a floor under the next delay, never
+            /// undercut.
+            max_server_wait(max_server_wait: ::core::time::Duration) with_max_server_wait,
+            /// How a retry is dispersed above a server-directed wait (default
+            /// [`Dispersal::UniformAsked`](stagger_core::engine::Dispersal): uniformly over the
+            /// wait that follows the floor, so that clients told the same time do not come back
+            /// together).
+            server_wait_dispersal(server_wait_dispersal: $crate::engine::Dispersal) with_dispersal,
+            /// What to do when running inside another executor's attempt (default
+            /// [`Nested::SingleAttempt`](stagger_core::engine::Nested): one attempt, recovery
+            /// left to the outer executor).
+            ///
+            /// The mark is held only while an attempt's own code runs (its synchronous call, or
+            /// a poll of its future). Detection covers an executor started while another's
+            /// attempt runs on the same thread, or is polled in the same async task, on any
+            /// runtime; work spawned onto another task or thread is not nested. One exception:
+            /// an executor that runs other tasks *inside* an attempt (a `block_on` within a
+            /// blocking operation, say) runs them under the mark, and their retries count as
+            /// nested.
+            when_nested(nested: $crate::engine::Nested) with_nested,
+        }
+    };
+}
+
 /// When the run must end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Limit {
