@@ -6,21 +6,20 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use stagger_core::engine::Attempt;
-use stagger_core::{IntoPolicy, MonotonicClock, SeededRng, Timestamp};
+use stagger_core::{IntoPolicy, MonotonicClock};
 
 use crate::blocking_sleep::{BlockingSleeper, ThreadSleeper};
 use crate::classify::ByKind;
 use crate::driver::{After, Driver, Next, OutcomeOf, ResultOf};
-use crate::hooks::{Gated, Hooks, HooksFor};
+use crate::hooks::{Hooks, HooksFor};
 use crate::nesting;
 use crate::operation::{AsyncOperation, BlockingFn, BlockingOperation, Operation};
 use crate::parts::Parts;
 use crate::setup::Setup;
-use crate::surface::{Fails, Succeeds, surface};
+use crate::surface::{Fails, Succeeds, call_settings, surface};
 use crate::trace;
 
 /// A blocking retry: the operation, its policy, its
@@ -41,30 +40,14 @@ impl<O, P, H> BlockingRetry<O, P, H> {
             parts: self.parts.map_setup(f),
         }
     }
-
-    /// One end-to-end deadline at `deadline` on the executor's clock's timeline: a setting of
-    /// one call; see [`Retry::deadline`](crate::Retry::deadline).
-    pub fn deadline(mut self, deadline: Timestamp) -> Self {
-        let setup = &mut self.parts.setup;
-        setup.settings = setup.settings.with_deadline(deadline);
-        self
-    }
-
-    /// Draws the spread above a server-directed wait from `rng`; see
-    /// [`Retry::dispersal_rng`](crate::Retry::dispersal_rng).
-    pub fn dispersal_rng(mut self, rng: SeededRng) -> Self {
-        self.parts.dispersal_rng = Some(rng);
-        self
-    }
 }
 
-impl<O, P, C, V, S, K, B, N> BlockingRetry<O, P, Hooks<C, V, S, K, Gated<B>, N>> {
-    /// The destination this call goes to, which its [`gate`](BlockingRetry::gate) paces it
-    /// by; see [`Retry::destination`](crate::Retry::destination).
-    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
-        self.parts.setup.hooks.budget.to(key.into());
-        self
-    }
+call_settings! {
+    front: BlockingRetry<O, P>,
+    generics: [O, P,],
+    where: [],
+    gated_where: [],
+    parts: |this| this.parts,
 }
 
 impl<O: Operation, P, H> Fails<O::Error> for BlockingRetry<O, P, H> {}

@@ -193,22 +193,22 @@ where
     H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
     H::Sleeper: MaybeSleeper,
 {
-    /// Measures every attempt's latency into `latencies`, and takes a delay at a quantile
-    /// ([`HedgeDelay::Quantile`]) from it: share one sketch among the runs to one service. An
-    /// attempt cancelled because another won is measured for as long as it ran, a lower bound
-    /// of its latency that is past the hedge delay, which is all a quantile at the delay needs
-    /// of it.
-    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        if let Some((_, hedges)) = self.run.start.as_mut() {
-            hedges.latencies(latencies);
-        }
-        self
-    }
-
     /// Runs the hedged attempts and yields the [`Outcome`]: the result and the run's summary.
     pub fn outcome(self) -> HedgedRetryOutcomeFuture<O, P, H> {
         self.run
     }
+}
+
+crate::surface::hedged_settings! {
+    front: HedgedRetry<O, P, H>,
+    generics: [O, P, H],
+    where: [
+        O: AsyncOperation,
+        P: IntoPolicy,
+        H: HookSet<Ok: ClassifyOk<O::Value>, Budget: RunBudget>,
+        H::Sleeper: MaybeSleeper,
+    ],
+    hedges: |this| this.run.start.as_mut().map(|(_, hedges)| hedges),
 }
 
 // One `Future` impl, so that a bound it misses is what rustc reports, with its own message.

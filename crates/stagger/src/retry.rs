@@ -7,22 +7,21 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use pin_project_lite::pin_project;
+use stagger_core::IntoPolicy;
 use stagger_core::engine::Attempt;
-use stagger_core::{IntoPolicy, SeededRng, Timestamp};
 
 use crate::clock::DefaultClock;
 use crate::driver::ResultOf;
 use crate::future::RetryOutcomeFuture;
-use crate::hooks::{Gated, HookSet, Hooks, HooksFor, RunBudget};
+use crate::hooks::{HookSet, Hooks, HooksFor, RunBudget};
 use crate::operation::{AsyncFn, AsyncOperation, Operation};
 use crate::parts::Parts;
 use crate::setup::Setup;
 use crate::sleep::{DefaultSleeper, MaybeSleeper, Sleeper};
-use crate::surface::{Fails, Succeeds, surface};
+use crate::surface::{Fails, Succeeds, call_settings, surface};
 
 pin_project! {
     /// An async retry: the operation, its policy, its [`Settings`](stagger_core::engine::Settings)
@@ -103,43 +102,14 @@ where
     {
         Retry::of(self.into_parts().map_setup(f))
     }
-
-    /// One end-to-end deadline at `deadline` on the executor's clock's timeline: a setting of
-    /// one call. The default clocks share the process timeline, so a deadline read from any of
-    /// them (say `MonotonicClock::new().now() + 5 s`, computed when a request arrived) holds
-    /// for every run; with a [`ManualClock`](stagger_core::ManualClock), compute it from that
-    /// clock. For a time from now, use [`timeout`](Retry::timeout).
-    pub fn deadline(mut self, deadline: Timestamp) -> Self {
-        let setup = &mut self.parts_mut().setup;
-        setup.settings = setup.settings.with_deadline(deadline);
-        self
-    }
-
-    /// Draws the spread above a server-directed wait
-    /// ([`Dispersal`](stagger_core::engine::Dispersal)) from `rng` rather than from a generator
-    /// seeded from process entropy: with a seeded policy and a manual clock, a run's every delay
-    /// is then reproducible, `Retry-After` included. Give each run its own generator
-    /// ([`SeededRng::fork`]), so that runs do not draw in step.
-    pub fn dispersal_rng(mut self, rng: SeededRng) -> Self {
-        self.parts_mut().dispersal_rng = Some(rng);
-        self
-    }
 }
 
-impl<O, P, C, V, S, K, B, N> Retry<O, P, Hooks<C, V, S, K, Gated<B>, N>>
-where
-    O: AsyncOperation,
-    P: IntoPolicy,
-    S: MaybeSleeper,
-    B: stagger_core::budget::Budget,
-{
-    /// The destination this call goes to, which its [`gate`](Retry::gate) paces it by: a
-    /// setting of one call, as the HTTP layers read each request's host and port, set after
-    /// the gate. The runs of a gate that name none share one destination.
-    pub fn destination(mut self, key: impl Into<Arc<str>>) -> Self {
-        self.parts_mut().setup.hooks.budget.to(key.into());
-        self
-    }
+call_settings! {
+    front: Retry<O, P>,
+    generics: [O, P,],
+    where: [O: AsyncOperation, P: IntoPolicy, H: HookSet<Budget: RunBudget>, H::Sleeper: MaybeSleeper,],
+    gated_where: [O: AsyncOperation, P: IntoPolicy, S: MaybeSleeper,],
+    parts: |this| this.parts_mut(),
 }
 
 impl<O: Operation, P, H> Fails<O::Error> for Retry<O, P, H>

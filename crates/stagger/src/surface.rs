@@ -211,4 +211,97 @@ macro_rules! setting_methods {
     )*};
 }
 
-pub(crate) use {setting_methods, surface};
+/// Writes the settings of one call, which only the executors have: its absolute `deadline`, the
+/// generator of its dispersal, and, behind a gate, its `destination`. `$parts` reaches the run's
+/// [`Parts`](crate::parts::Parts) through `$this`; the bounds are the front end's type's, with
+/// its hooks `H`, and with a gate.
+macro_rules! call_settings {
+    (
+        front: $front:ident<$($arg:ident),*>,
+        generics: [$($g:tt)*],
+        where: [$($bounds:tt)*],
+        gated_where: [$($gated:tt)*],
+        parts: |$this:ident| $parts:expr,
+    ) => {
+        impl<$($g)* H> $front<$($arg,)* H>
+        where
+            $($bounds)*
+        {
+            /// One end-to-end deadline at `deadline` on the executor's clock's timeline: a
+            /// setting of one call. The default clocks share the process timeline, so a
+            /// deadline read from any of them (say `MonotonicClock::new().now() + 5 s`, computed
+            /// when a request arrived) holds for every run; with a
+            /// [`ManualClock`](stagger_core::ManualClock), compute it from that clock. For a
+            /// time from now, use `timeout`.
+            pub fn deadline(mut self, deadline: stagger_core::Timestamp) -> Self {
+                let $this = &mut self;
+                let setup = &mut $parts.setup;
+                setup.settings = setup.settings.with_deadline(deadline);
+                self
+            }
+
+            /// Draws the dispersal above a server-directed wait
+            /// ([`Dispersal`](stagger_core::engine::Dispersal)) from `rng` rather than from a
+            /// generator seeded from process entropy: with a seeded policy and a manual clock,
+            /// a run's every delay is then reproducible, `Retry-After` included. Give each run
+            /// its own generator ([`SeededRng::fork`](stagger_core::SeededRng::fork)), so that
+            /// runs do not draw in step.
+            pub fn dispersal_rng(mut self, rng: stagger_core::SeededRng) -> Self {
+                let $this = &mut self;
+                $parts.dispersal_rng = Some(rng);
+                self
+            }
+        }
+
+        impl<$($g)* C, V, S, K, B, N>
+            $front<$($arg,)* $crate::hooks::Hooks<C, V, S, K, $crate::hooks::Gated<B>, N>>
+        where
+            $($gated)*
+            B: stagger_core::budget::Budget,
+        {
+            /// The destination this call goes to, which its gate paces it by: a setting of one
+            /// call, as the HTTP layers read each request's host and port, set after `gate`.
+            /// The runs of a gate that name none share one destination.
+            pub fn destination(mut self, key: impl Into<std::sync::Arc<str>>) -> Self {
+                let $this = &mut self;
+                $parts.setup.hooks.budget.to(key.into());
+                self
+            }
+        }
+    };
+}
+
+/// Writes the settings of a front end's hedged form: the latencies it measures into.
+/// `$hedges` reaches its [`Hedges`](crate::hedge::Hedges), while it has them, through `$this`.
+macro_rules! hedged_settings {
+    (
+        front: $front:ident<$($arg:ident),*>,
+        generics: [$($g:tt)*],
+        where: [$($bounds:tt)*],
+        hedges: |$this:ident| $hedges:expr,
+    ) => {
+        impl<$($g)*> $front<$($arg),*>
+        where
+            $($bounds)*
+        {
+            /// Measures every attempt's latency into `latencies` (shared with other front ends
+            /// or runs, say), and takes a delay at a quantile
+            /// ([`HedgeDelay::Quantile`](stagger_core::engine::HedgeDelay)) from it. An attempt
+            /// cancelled because another won is measured for as long as it ran, a lower bound
+            /// of its latency that is past the hedge delay, which is all a quantile at the delay
+            /// needs of it.
+            pub fn latencies(
+                mut self,
+                latencies: std::sync::Arc<stagger_core::sketch::LatencySketch>,
+            ) -> Self {
+                let $this = &mut self;
+                if let Some(hedges) = $hedges {
+                    hedges.latencies(latencies);
+                }
+                self
+            }
+        }
+    };
+}
+
+pub(crate) use {call_settings, hedged_settings, setting_methods, surface};

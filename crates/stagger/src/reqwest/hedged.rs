@@ -1,12 +1,9 @@
 //! [`HedgedMiddleware`]: a reqwest middleware that hedges each request,
 //! [`RetryMiddleware::hedge`].
 
-use std::sync::Arc;
-
 use stagger_core::AnyConfig;
 #[cfg(feature = "serde")]
 use stagger_core::ConfigError;
-use stagger_core::sketch::LatencySketch;
 
 #[cfg(feature = "serde")]
 use super::middleware::SpecHooks;
@@ -60,12 +57,9 @@ impl<P, H> crate::hedge::HedgedForm<HedgedMiddleware<P, H>> for RetryMiddleware<
     }
 }
 
-impl<P, H> HedgedMiddleware<P, H> {
-    /// Measures the hedged attempts' latencies into `latencies` (shared with other clients or
-    /// executors, say), and takes a delay at a quantile from it.
-    #[must_use]
-    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.hedges.latencies(latencies);
-        self
-    }
+crate::surface::hedged_settings! {
+    front: HedgedMiddleware<P, H>,
+    generics: [P, H],
+    where: [],
+    hedges: |this| Some(&mut this.hedges),
 }

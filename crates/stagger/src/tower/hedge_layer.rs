@@ -1,12 +1,10 @@
 //! [`HedgeLayer`]: a tower layer that hedges each request, [`RetryLayer::hedge`].
 
 use std::fmt;
-use std::sync::Arc;
 
 use stagger_core::AnyConfig;
 #[cfg(feature = "serde")]
 use stagger_core::ConfigError;
-use stagger_core::sketch::LatencySketch;
 
 #[cfg(feature = "serde")]
 use super::retry_layer::SpecHooks;
@@ -41,13 +39,11 @@ pub struct HedgeLayer<P = AnyConfig, H = LayerHooks> {
     pub(super) hedges: Hedges,
 }
 
-impl<P, H> HedgeLayer<P, H> {
-    /// Measures the attempts' latencies into `latencies` (shared with other layers or
-    /// executors, say), and takes a delay at a quantile from it.
-    pub fn latencies(mut self, latencies: Arc<LatencySketch>) -> Self {
-        self.hedges.latencies(latencies);
-        self
-    }
+crate::surface::hedged_settings! {
+    front: HedgeLayer<P, H>,
+    generics: [P, H],
+    where: [],
+    hedges: |this| Some(&mut this.hedges),
 }
 
 impl<P, H> fmt::Debug for HedgeLayer<P, H> {
