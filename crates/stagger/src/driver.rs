@@ -241,7 +241,7 @@ where
         result: Result<&O::Value, &O::Error>,
     ) -> Result<PlannedRetry, Stopped> {
         if self.run.wants_rng(&failure) {
-            // The first server-directed wait of this run: its spread is drawn from a generator
+            // The first server-directed wait of this run: its dispersal is drawn from a generator
             // of its own, so that a fleet told the same time does not come back in step.
             self.run.set_rng(SeededRng::from_entropy());
         }

@@ -13,7 +13,7 @@ pub(crate) struct Parts<O, P, H> {
     pub(crate) setup: Setup<H>,
     /// The most attempts the operation can make, whatever the policy says.
     pub(crate) attempt_limit: u32,
-    /// The generator of the spread above a server's wait, if the caller gave one.
+    /// The generator of the dispersal above a server's wait, if the caller gave one.
     pub(crate) dispersal_rng: Option<SeededRng>,
 }
 
