@@ -23,9 +23,9 @@ use crate::model::pool::{Replica, Waiting};
 use crate::model::request::*;
 use crate::model::slots::Slots;
 use crate::model::source::*;
+use crate::per_second::Series;
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::timeline::Series;
 
 impl Composed {
     /// The plan of `strategy` as this dependency runs it: delays no shorter than the outage's

@@ -39,7 +39,7 @@ mod source;
 mod streams;
 mod validate;
 
-pub use crate::timeline::{Load, Timeline};
+pub use crate::per_second::{Load, PerSecond};
 pub(crate) use call::{Call, Next};
 pub use composed::{Composed, Layer};
 pub use hosts::HOSTS;

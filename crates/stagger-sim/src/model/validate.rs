@@ -12,8 +12,8 @@ use crate::estimate::ns;
 use crate::limits;
 use crate::model::composed::*;
 use crate::model::parts::*;
+use crate::per_second::Load;
 use crate::strategy::Strategy;
-use crate::timeline::Load;
 
 impl Composed {
     /// Checks the parts.

@@ -89,7 +89,7 @@ impl<'a> Loop<'a> {
         if self.fan.is_some()
             && let Some(series) = self.series.as_mut()
         {
-            // The timeline counts requests, not their sub-requests.
+            // The per-second series counts requests, not their sub-requests.
             series.arrival(now);
         }
         let parent = self
@@ -405,7 +405,7 @@ impl<'a> Loop<'a> {
     }
 
     /// The request in `slot` succeeded at `now` (its success recorded): the outage's and the
-    /// timeline's counts.
+    /// per-second counts.
     pub(crate) fn succeeded(&mut self, slot: u32, now: Nanos) {
         if self.requests.get(slot).is_some_and(|r| r.met)
             && let Some(outage) = self.outage.as_mut()

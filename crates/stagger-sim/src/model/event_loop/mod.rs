@@ -31,9 +31,9 @@ use crate::model::slots::Slots;
 use crate::model::source::*;
 use crate::model::streams::*;
 use crate::model::validate::check_events;
+use crate::per_second::{Profile, Series};
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{PolicyTemplate, SimBudget, Strategy};
-use crate::timeline::{Profile, Series};
 
 mod clients;
 mod dependency;
@@ -85,7 +85,7 @@ pub(crate) struct Loop<'a> {
     pub(crate) horizon: Nanos,
     /// The fleet's attempt latencies, for a hedge delay at a quantile.
     pub(crate) sketch: LatencySketch,
-    /// Per-second counters, for a [`Timeline`].
+    /// Per-second counters, for a [`PerSecond`].
     pub(crate) series: Option<Series>,
     /// With two hosts: each host's counts.
     pub(crate) hosts: Option<Hosts>,

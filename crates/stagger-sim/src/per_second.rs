@@ -6,9 +6,9 @@
 //! the peak rate: a candidate arrival comes at the peak rate and is kept with probability
 //! `rate(t) / peak`.
 //!
-//! A [`Timeline`] is a run's row with its per-second series (goodput, offered rate, arrivals,
+//! A [`PerSecond`] is a run's row with its per-second series (goodput, offered rate, arrivals,
 //! attempts, work in progress), the tail goodput ratio and, after a spike, the recovery time:
-//! [`Composed::timeline`](crate::model::Composed::timeline) records one.
+//! [`Composed::per_second`](crate::model::Composed::per_second) records one.
 
 use std::time::Duration;
 
@@ -219,7 +219,7 @@ impl Profile {
 /// One run over time: the result row and the per-second series behind it. Entry `k` of each
 /// series covers `[k s, (k + 1) s)`; the last may be a partial second.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Timeline {
+pub struct PerSecond {
     /// The result row, with `tail_goodput_ratio` (and, after a spike, `recovery_ms`) filled in.
     pub row: ResultRow,
     /// Successful requests whose success reached the client in each second.
@@ -236,7 +236,7 @@ pub struct Timeline {
     pub in_flight: Vec<u64>,
 }
 
-impl Timeline {
+impl PerSecond {
     /// Goodput per second, as for plots: `(start of the second in s, successes)`.
     #[must_use]
     pub fn goodput_series(&self) -> Vec<(f64, u64)> {
@@ -322,15 +322,15 @@ impl Series {
         }
     }
 
-    /// The timeline of a run whose row is `row`, offered `requests_between(a, b)` requests in
+    /// The per-second series of a run whose row is `row`, offered `requests_between(a, b)` requests in
     /// `[a, b)` seconds, with the trigger ending at `trigger_end` if there is one.
-    pub(crate) fn timeline(
+    pub(crate) fn into_per_second(
         self,
         mut row: ResultRow,
         duration: Duration,
         requests_between: impl Fn(f64, f64) -> f64,
         trigger_end: Option<Duration>,
-    ) -> Timeline {
+    ) -> PerSecond {
         let seconds = self.goodput.len();
         let length = duration.as_secs_f64();
         let offered: Vec<f64> = (0..seconds)
@@ -354,7 +354,7 @@ impl Series {
                 seconds_complete(duration),
             )
         });
-        Timeline {
+        PerSecond {
             row,
             goodput: self.goodput,
             offered,
