@@ -8,7 +8,7 @@ use stagger_core::engine::{Dispersal, Settings};
 
 use crate::estimate::ns;
 use crate::limits;
-use crate::model::parts::*;
+use crate::model::parts::{BudgetScope, Clients, Dependency, Network};
 use crate::per_second::{Load, Profile};
 use crate::queue::{Nanos, nanos};
 

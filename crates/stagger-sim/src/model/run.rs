@@ -19,9 +19,9 @@ use std::time::Duration;
 
 use crate::error::SimError;
 use crate::metrics::ResultRow;
-use crate::model::composed::*;
+use crate::model::composed::{Composed, Layer};
 use crate::model::event_loop::Loop;
-use crate::model::parts::*;
+use crate::model::parts::Clients;
 use crate::per_second::{Load, PerSecond, Series};
 use crate::queue::Nanos;
 use crate::queue::nanos;
@@ -134,7 +134,7 @@ impl Composed {
             None => {
                 let mut run = Loop::new(self, strategy, inner, seed, true)?;
                 run.go(max_events)?;
-                run.metrics
+                run.into_metrics()
             }
         };
         Ok(metrics.into_retry_times())
@@ -195,9 +195,9 @@ impl Composed {
         max_events: u64,
     ) -> Result<PerSecond, SimError> {
         let mut run = Loop::new(self, strategy, inner, seed, false)?;
-        run.series = Some(Series::new(self.duration));
+        run.keep_series();
         run.go(max_events)?;
-        let series = run.series.take();
+        let series = run.take_series();
         let row = run.row();
         let sources = self.clients.count() as f64;
         let between = |a: f64, b: f64| match self.clients {

@@ -10,8 +10,8 @@ use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::ns;
 use crate::limits;
-use crate::model::composed::*;
-use crate::model::parts::*;
+use crate::model::composed::{Composed, Layer};
+use crate::model::parts::{BudgetScope, Clients, Limiter, LimiterKind, Network, Replicas};
 use crate::per_second::Load;
 use crate::strategy::Strategy;
 
