@@ -18,6 +18,7 @@ use stagger_sim::model::{
     self, BudgetScope, Composed, Network, Replicas, RetryAfterForm, RunOptions, Service, TwoHosts,
     Window,
 };
+use stagger_sim::model::{RampShape, SpikeShape};
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
@@ -60,31 +61,15 @@ struct ClientsTable {
     /// Fixed clients: how many, each making one request at once.
     count: Option<u64>,
     /// Open clients: a spike of the rate, `factor` times it from `at` for `for`.
-    spike: Option<SpikeShape>,
+    spike: Option<SpikeShape<String>>,
     /// Open clients: a ramp of the rate, up to `peak_factor` times it at `peak_at` and down at
     /// the same slope.
-    ramp: Option<RampShape>,
+    ramp: Option<RampShape<String>>,
     /// Open clients against replicas: the sub-requests each request fans out to, all needed.
     fanout: Option<u32>,
     /// Open or serial clients on the composed model: whether each source holds its own budget
     /// (the default), all share one, or each request holds its own.
     budget_scope: Option<BudgetScope>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SpikeShape {
-    factor: f64,
-    at: String,
-    #[serde(rename = "for")]
-    lasts: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RampShape {
-    peak_factor: f64,
-    peak_at: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -661,15 +646,15 @@ impl Scenario {
                     (Some(_), Some(_)) => {
                         return Err("clients: a spike or a ramp, not both".to_owned());
                     }
-                    (Some(shape), None) => model::Load::Spike {
+                    (Some(shape), None) => model::Load::Spike(SpikeShape {
                         factor: shape.factor,
                         at: duration("clients.spike.at", &shape.at)?,
                         lasts: duration("clients.spike.for", &shape.lasts)?,
-                    },
-                    (None, Some(shape)) => model::Load::Ramp {
+                    }),
+                    (None, Some(shape)) => model::Load::Ramp(RampShape {
                         peak_factor: shape.peak_factor,
                         peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
-                    },
+                    }),
                     (None, None) => model::Load::Steady,
                 };
                 let replicas = d

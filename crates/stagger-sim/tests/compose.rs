@@ -14,6 +14,7 @@ use stagger_sim::model::{
     BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Replicas,
     Service, TwoHosts, Window,
 };
+use stagger_sim::model::{RampShape, SpikeShape};
 
 fn base(clients: Clients) -> Composed {
     let rtt = Network::RoundTrip(Delay::Exponential { mean: 10_000_000 });
@@ -351,10 +352,12 @@ fn bad_parts_are_refused_by_name() {
         ..open
     };
     assert_eq!(param(slow), "dependency.service");
-    let spike = |factor: f64, lasts: u64| Load::Spike {
-        factor,
-        at: Duration::from_secs(5),
-        lasts: Duration::from_secs(lasts),
+    let spike = |factor: f64, lasts: u64| {
+        Load::Spike(SpikeShape {
+            factor,
+            at: Duration::from_secs(5),
+            lasts: Duration::from_secs(lasts),
+        })
     };
     let fleet = base(Clients::Fixed { count: 10 });
     assert_eq!(
@@ -380,10 +383,10 @@ fn bad_parts_are_refused_by_name() {
     );
     assert_eq!(
         param(Composed {
-            load: Load::Ramp {
+            load: Load::Ramp(RampShape {
                 peak_factor: 2.0,
                 peak_at: Duration::ZERO
-            },
+            }),
             ..open
         }),
         "clients.ramp.peak_at"
@@ -391,21 +394,21 @@ fn bad_parts_are_refused_by_name() {
     // A spike that ends after the run, and a ramp that would fall from its "peak".
     assert_eq!(
         param(Composed {
-            load: Load::Spike {
+            load: Load::Spike(SpikeShape {
                 factor: 2.0,
                 at: Duration::from_secs(15),
                 lasts: Duration::from_secs(10),
-            },
+            }),
             ..open
         }),
         "clients.spike"
     );
     assert_eq!(
         param(Composed {
-            load: Load::Ramp {
+            load: Load::Ramp(RampShape {
                 peak_factor: 0.5,
                 peak_at: Duration::from_secs(5)
-            },
+            }),
             ..open
         }),
         "clients.ramp.peak_factor"
@@ -674,11 +677,11 @@ fn a_spike_composes_with_a_limiter_and_failures() {
         Duration::from_secs(40),
         Network::OneWay(Delay::Exponential { mean: 2_000_000 }),
     );
-    model.load = Load::Spike {
+    model.load = Load::Spike(SpikeShape {
         factor: 3.0,
         at: Duration::from_secs(10),
         lasts: Duration::from_secs(5),
-    };
+    });
     model.dependency.failure_rate = 0.1;
     model.dependency.limiter = limiter(LimiterKind::Rate {
         rate: 60.0,
@@ -847,11 +850,11 @@ fn a_pool_takes_a_spike_and_hedges_and_its_pauses_make_the_tail() {
             replicas: pool(4, 4, 1_000),
             ..Dependency::HEALTHY
         },
-        load: Load::Spike {
+        load: Load::Spike(SpikeShape {
             factor: 1.5,
             at: Duration::from_secs(5),
             lasts: Duration::from_secs(2),
-        },
+        }),
         deadline: Some(Duration::from_secs(2)),
         ..base(open)
     };
@@ -927,11 +930,11 @@ fn a_fan_out_counts_requests_in_the_per_second_series_and_is_refused_beside_an_o
     let spiky = |fanout| Composed {
         network: Network::OneWay(Delay::Constant { nanos: 1_000_000 }),
         dependency: Dependency::HEALTHY,
-        load: Load::Spike {
+        load: Load::Spike(SpikeShape {
             factor: 2.0,
             at: Duration::from_secs(10),
             lasts: Duration::from_secs(5),
-        },
+        }),
         duration: Duration::from_secs(50),
         fanout,
         ..base(Clients::Open {

@@ -40,7 +40,7 @@ mod stack;
 mod streams;
 mod validate;
 
-pub use crate::per_second::{Load, PerSecond};
+pub use crate::per_second::{Load, PerSecond, RampShape, SpikeShape};
 pub(crate) use call::{Call, Next};
 pub use composed::{Composed, Layer};
 pub use hosts::HOSTS;

@@ -102,6 +102,7 @@ use crate::error::SimError;
 use crate::limits;
 use crate::model::{Clients, Composed, Network, RunOptions, Service};
 pub use crate::per_second::{Load, PerSecond, RECOVERY_HOLD, RECOVERY_SHARE, TAIL};
+use crate::per_second::{RampShape, SpikeShape};
 use crate::strategy::Strategy;
 
 /// The most requests a run may be offered at its peak rate: `peak rate * duration`, an alias
@@ -268,21 +269,21 @@ impl Server {
 impl Spike {
     /// Its load: the base rate, multiplied in the spike's window.
     fn load(&self) -> Load {
-        Load::Spike {
+        Load::Spike(SpikeShape {
             factor: self.spike_factor,
             at: self.spike_at,
             lasts: self.spike_for,
-        }
+        })
     }
 }
 
 impl Ramp {
     /// Its load: up to the peak and down at the same slope.
     fn load(&self) -> Load {
-        Load::Ramp {
+        Load::Ramp(RampShape {
             peak_factor: self.peak_factor,
             peak_at: self.peak_at,
-        }
+        })
     }
 }
 
