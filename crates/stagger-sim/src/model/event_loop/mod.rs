@@ -31,7 +31,9 @@ use crate::strategy::Strategy;
 mod clients;
 mod dependency;
 
-/// One run's state: the queue, the requests in flight, and the parts.
+/// One run's state: the queue, the requests in flight, and the parts. A part is an optional
+/// field here that owns its state, built from its configuration in [`Loop::new`] and called
+/// where it acts; a new part (the fleet's shared store) is one more.
 pub(crate) struct Loop<'a> {
     model: &'a Composed,
     queue: EventQueue<Event>,
@@ -62,6 +64,8 @@ pub(crate) struct Loop<'a> {
 }
 
 impl<'a> Loop<'a> {
+    /// The run of `strategy` with `layers` inside it on `model`, every generator derived from
+    /// `seed`, its first arrivals queued; `keep_times` keeps every retry's time.
     pub(crate) fn new(
         model: &'a Composed,
         strategy: &'a Strategy,
