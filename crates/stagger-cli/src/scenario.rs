@@ -15,10 +15,9 @@ use stagger_core::config::RetrySpec;
 use stagger_core::engine::Nested;
 use stagger_sim::dist::Delay;
 use stagger_sim::model::{
-    self, BudgetScope, Composed, Network, Replicas, RetryAfterForm, RunOptions, Service, TwoHosts,
-    Window,
+    self, BudgetScope, Composed, Network, RampShape, Replicas, RetryAfterForm, RunOptions, Service,
+    SpikeShape, TwoHosts, Window,
 };
-use stagger_sim::model::{RampShape, SpikeShape};
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;

@@ -222,7 +222,8 @@ impl Dependency {
 /// whether its client is still there before starting work; one already in service runs to
 /// its end and holds its slot (the server does not learn of the cancellation mid-work).
 ///
-/// `S` is how the service time's distribution is written: a [`Delay`] by default.
+/// `D` is how a time is written and `S` the service time's distribution: a `Duration` and a
+/// [`Delay`] by default, or what a scenario file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Replicas<D = Duration, S = Delay> {
