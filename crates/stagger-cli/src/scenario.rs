@@ -14,8 +14,10 @@ use serde::Deserialize;
 use stagger_core::config::RetrySpec;
 use stagger_core::engine::Nested;
 use stagger_sim::dist::Delay;
-use stagger_sim::model::RetryAfterForm;
-use stagger_sim::model::{self, BudgetScope, Composed, Network, RunOptions, Window};
+use stagger_sim::model::{
+    self, BudgetScope, Composed, Network, RampShape, Replicas, RetryAfterForm, RunOptions, Service,
+    SpikeShape, TwoHosts, Window,
+};
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
 use stagger_sim::workload::outage::Outage;
@@ -40,15 +42,16 @@ pub(crate) struct Scenario {
     duration: Option<String>,
     /// The world seed (default 1).
     seed: Option<u64>,
-    clients: Clients,
-    dependency: Dependency,
+    clients: ClientsTable,
+    dependency: DependencyTable,
     /// One retry configuration per layer, outermost first.
     retry: Vec<RetrySpec>,
 }
 
+/// The `[clients]` table: who calls, in flat keys that the kind chooses among.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Clients {
+struct ClientsTable {
     kind: ClientKind,
     /// Open or serial clients: the independent sources.
     sources: Option<u64>,
@@ -57,50 +60,15 @@ struct Clients {
     /// Fixed clients: how many, each making one request at once.
     count: Option<u64>,
     /// Open clients: a spike of the rate, `factor` times it from `at` for `for`.
-    spike: Option<SpikeShape>,
+    spike: Option<SpikeShape<String>>,
     /// Open clients: a ramp of the rate, up to `peak_factor` times it at `peak_at` and down at
     /// the same slope.
-    ramp: Option<RampShape>,
+    ramp: Option<RampShape<String>>,
     /// Open clients against replicas: the sub-requests each request fans out to, all needed.
     fanout: Option<u32>,
     /// Open or serial clients on the composed model: whether each source holds its own budget
-    /// (the default) or all share one.
-    budget_scope: Option<Scope>,
-}
-
-/// Who holds a budget: `per-source` or `shared`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-enum Scope {
-    PerSource,
-    Shared,
-    PerRequest,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SpikeShape {
-    factor: f64,
-    at: String,
-    #[serde(rename = "for")]
-    lasts: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RampShape {
-    peak_factor: f64,
-    peak_at: String,
-}
-
-/// A server whose service time grows with the work in progress, with no admission control.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Service {
-    /// The service time with nothing else in progress.
-    base: String,
-    /// The time added per attempt in progress when an attempt arrives.
-    per_in_flight: String,
+    /// (the default), all share one, or each request holds its own.
+    budget_scope: Option<BudgetScope>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -111,9 +79,12 @@ enum ClientKind {
     Serial,
 }
 
+/// The `[dependency]` table: the model's parts, read as the model declares them (their times
+/// as text until the file is read), and the keys that choose the network, a dependency that
+/// always fails, a limiter and the contended row.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Dependency {
+struct DependencyTable {
     /// The round trip of one attempt (open and serial clients).
     rtt: Option<Latency>,
     /// The one-way network delay (fixed clients, the outage).
@@ -121,7 +92,7 @@ struct Dependency {
     /// Each attempt fails independently with this probability.
     failure_rate: Option<f64>,
     /// The dependency is down from `at` for `for`.
-    outage: Option<OutageWindow>,
+    outage: Option<Window<String>>,
     /// Every attempt fails: the herd.
     always_fails: Option<bool>,
     /// An optimistic-concurrency row that every client writes, over `rounds` rounds.
@@ -131,32 +102,12 @@ struct Dependency {
     /// A concurrency limiter in front of the dependency, answering 503 with `Retry-After`.
     concurrency_limit: Option<ConcurrencyLimit>,
     /// A server whose service time grows with the attempts in progress.
-    service: Option<Service>,
+    service: Option<Service<String>>,
     /// A pool of replicas that pause now and then.
-    replicas: Option<Replicas>,
+    replicas: Option<Replicas<String, Latency>>,
     /// Two hosts behind one name: `share_down` of the requests go to the one that is down,
     /// the rest to one whose attempts fail at `failure_rate`.
     two_hosts: Option<TwoHosts>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Replicas {
-    count: u32,
-    /// Requests each replica serves at once.
-    concurrency: u32,
-    /// The service time of one attempt.
-    service: Latency,
-    /// How long a replica pauses ("0s" for never).
-    pause: String,
-    /// The mean time a replica runs between pauses.
-    pause_every: String,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TwoHosts {
-    share_down: f64,
 }
 
 /// A latency distribution: `{ exp = "10ms" }`, `{ constant = "1ms" }` or
@@ -167,16 +118,6 @@ enum Latency {
     Exp(String),
     Constant(String),
     AbsNormal { mean: String, sd: String },
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OutageWindow {
-    at: String,
-    #[serde(rename = "for")]
-    lasts: String,
-    /// Every answer while down carries this `Retry-After`.
-    retry_after: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -564,8 +505,7 @@ impl Scenario {
                 refuse_outer_but(outer, m, true, true, true, true)?;
                 let two_hosts = d
                     .two_hosts
-                    .as_ref()
-                    .map(|hosts| -> Result<model::TwoHosts, String> {
+                    .map(|hosts| -> Result<TwoHosts, String> {
                         let budget_per_host = match outer.budget_per_destination {
                             None => false,
                             Some(n) if n >= 2 => true,
@@ -576,9 +516,9 @@ impl Scenario {
                                 ));
                             }
                         };
-                        Ok(model::TwoHosts {
-                            share_down: hosts.share_down,
+                        Ok(TwoHosts {
                             budget_per_host,
+                            ..hosts
                         })
                     })
                     .transpose()?;
@@ -705,22 +645,22 @@ impl Scenario {
                     (Some(_), Some(_)) => {
                         return Err("clients: a spike or a ramp, not both".to_owned());
                     }
-                    (Some(shape), None) => model::Load::Spike {
+                    (Some(shape), None) => model::Load::Spike(SpikeShape {
                         factor: shape.factor,
                         at: duration("clients.spike.at", &shape.at)?,
                         lasts: duration("clients.spike.for", &shape.lasts)?,
-                    },
-                    (None, Some(shape)) => model::Load::Ramp {
+                    }),
+                    (None, Some(shape)) => model::Load::Ramp(RampShape {
                         peak_factor: shape.peak_factor,
                         peak_at: duration("clients.ramp.peak_at", &shape.peak_at)?,
-                    },
+                    }),
                     (None, None) => model::Load::Steady,
                 };
                 let replicas = d
                     .replicas
                     .as_ref()
-                    .map(|pool| -> Result<model::Replicas, String> {
-                        Ok(model::Replicas {
+                    .map(|pool| -> Result<Replicas, String> {
+                        Ok(Replicas {
                             count: pool.count,
                             concurrency: pool.concurrency,
                             service: pool.service.delay("dependency.replicas.service")?,
@@ -735,8 +675,8 @@ impl Scenario {
                 let service = d
                     .service
                     .as_ref()
-                    .map(|service| -> Result<model::Service, String> {
-                        Ok(model::Service {
+                    .map(|service| -> Result<Service, String> {
+                        Ok(Service {
                             base: duration("dependency.service.base", &service.base)?,
                             per_in_flight: duration(
                                 "dependency.service.per_in_flight",
@@ -763,11 +703,7 @@ impl Scenario {
                             .to_owned(),
                     );
                 }
-                let budget_scope = match c.budget_scope {
-                    None | Some(Scope::PerSource) => BudgetScope::PerSource,
-                    Some(Scope::Shared) => BudgetScope::Shared,
-                    Some(Scope::PerRequest) => BudgetScope::PerRequest,
-                };
+                let budget_scope = c.budget_scope.unwrap_or_default();
                 let duration = duration_of(m)?.unwrap_or(default_duration);
                 let mut model = Composed::new(clients, duration, network);
                 // A dependency that always fails (the herd's) fails every attempt.

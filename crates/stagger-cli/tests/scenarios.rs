@@ -441,7 +441,7 @@ fn parts_combine_across_the_canonical_workloads() {
 
     // The spike's overloaded server behind a rate limiter that answers 429 with Retry-After:
     // admission control in front of it, on the same model, and the row keeps the spike's
-    // timeline figures beside the limiter's.
+    // per-second figures beside the limiter's.
     let spike = std::fs::read_to_string(scenario("spike.toml")).unwrap();
     let admitted = files.write(
         "admitted.toml",

@@ -46,10 +46,10 @@ pub mod limits;
 pub mod memory;
 pub mod metrics;
 pub mod model;
+pub mod per_second;
 pub mod queue;
 pub mod scoreboard;
 pub mod strategy;
-pub mod timeline;
 pub mod workload;
 
 pub use error::SimError;

@@ -14,6 +14,7 @@ use stagger_sim::model::{
     BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Replicas,
     Service, TwoHosts, Window,
 };
+use stagger_sim::model::{RampShape, SpikeShape};
 
 fn base(clients: Clients) -> Composed {
     let rtt = Network::RoundTrip(Delay::Exponential { mean: 10_000_000 });
@@ -351,10 +352,12 @@ fn bad_parts_are_refused_by_name() {
         ..open
     };
     assert_eq!(param(slow), "dependency.service");
-    let spike = |factor: f64, lasts: u64| Load::Spike {
-        factor,
-        at: Duration::from_secs(5),
-        lasts: Duration::from_secs(lasts),
+    let spike = |factor: f64, lasts: u64| {
+        Load::Spike(SpikeShape {
+            factor,
+            at: Duration::from_secs(5),
+            lasts: Duration::from_secs(lasts),
+        })
     };
     let fleet = base(Clients::Fixed { count: 10 });
     assert_eq!(
@@ -380,10 +383,10 @@ fn bad_parts_are_refused_by_name() {
     );
     assert_eq!(
         param(Composed {
-            load: Load::Ramp {
+            load: Load::Ramp(RampShape {
                 peak_factor: 2.0,
                 peak_at: Duration::ZERO
-            },
+            }),
             ..open
         }),
         "clients.ramp.peak_at"
@@ -391,21 +394,21 @@ fn bad_parts_are_refused_by_name() {
     // A spike that ends after the run, and a ramp that would fall from its "peak".
     assert_eq!(
         param(Composed {
-            load: Load::Spike {
+            load: Load::Spike(SpikeShape {
                 factor: 2.0,
                 at: Duration::from_secs(15),
                 lasts: Duration::from_secs(10),
-            },
+            }),
             ..open
         }),
         "clients.spike"
     );
     assert_eq!(
         param(Composed {
-            load: Load::Ramp {
+            load: Load::Ramp(RampShape {
                 peak_factor: 0.5,
                 peak_at: Duration::from_secs(5)
-            },
+            }),
             ..open
         }),
         "clients.ramp.peak_factor"
@@ -662,7 +665,7 @@ fn hedged_requests_run_through_any_part() {
 }
 
 /// A spike of the load composes with the other parts: open sources whose rate doubles for a
-/// window, a flaky dependency behind a rate limiter. The timeline counts what arrived, at the
+/// window, a flaky dependency behind a rate limiter. The per-second series counts what arrived, at the
 /// rate offered.
 #[test]
 fn a_spike_composes_with_a_limiter_and_failures() {
@@ -674,39 +677,39 @@ fn a_spike_composes_with_a_limiter_and_failures() {
         Duration::from_secs(40),
         Network::OneWay(Delay::Exponential { mean: 2_000_000 }),
     );
-    model.load = Load::Spike {
+    model.load = Load::Spike(SpikeShape {
         factor: 3.0,
         at: Duration::from_secs(10),
         lasts: Duration::from_secs(5),
-    };
+    });
     model.dependency.failure_rate = 0.1;
     model.dependency.limiter = limiter(LimiterKind::Rate {
         rate: 60.0,
         burst: 10,
     });
     let strategy = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
-    let timeline = model
-        .timeline(&strategy, &RunOptions::seed(2).max_events(u64::MAX))
+    let per_second = model
+        .per_second(&strategy, &RunOptions::seed(2).max_events(u64::MAX))
         .unwrap();
-    let row = &timeline.row;
-    assert_eq!(timeline.arrivals.iter().sum::<u64>(), row.first_tries);
+    let row = &per_second.row;
+    assert_eq!(per_second.arrivals.iter().sum::<u64>(), row.first_tries);
     // Attempts sent after the run's last second are in the row, not in a second.
-    let counted: u64 = timeline.attempts.iter().sum();
+    let counted: u64 = per_second.attempts.iter().sum();
     assert!(
         counted <= row.attempts && counted + 20 > row.attempts,
         "{counted} {row:?}"
     );
     // 40 a second in all, 120 during the spike.
-    assert_eq!(timeline.offered[5], 40.0);
-    assert_eq!(timeline.offered[12], 120.0);
-    let during: u64 = timeline.arrivals[10..15].iter().sum();
-    let before: u64 = timeline.arrivals[0..5].iter().sum();
+    assert_eq!(per_second.offered[5], 40.0);
+    assert_eq!(per_second.offered[12], 120.0);
+    let during: u64 = per_second.arrivals[10..15].iter().sum();
+    let before: u64 = per_second.arrivals[0..5].iter().sum();
     assert!(during > 2 * before, "{during} {before}");
     // The limiter refuses some of the spike, and the tail is served again.
     assert!(row.rejected_per_success.is_some_and(|r| r > 0.0), "{row:?}");
     assert!(row.tail_goodput_ratio.is_some_and(|r| r > 0.8), "{row:?}");
     assert!(row.recovery_ms.is_some());
-    // A run's row is its timeline's.
+    // A run's row is its per-second series'.
     assert_eq!(&model.run(&strategy, &RunOptions::seed(2)).unwrap(), row);
 }
 
@@ -847,11 +850,11 @@ fn a_pool_takes_a_spike_and_hedges_and_its_pauses_make_the_tail() {
             replicas: pool(4, 4, 1_000),
             ..Dependency::HEALTHY
         },
-        load: Load::Spike {
+        load: Load::Spike(SpikeShape {
             factor: 1.5,
             at: Duration::from_secs(5),
             lasts: Duration::from_secs(2),
-        },
+        }),
         deadline: Some(Duration::from_secs(2)),
         ..base(open)
     };
@@ -923,15 +926,15 @@ fn serial_clients_need_an_attempt_that_takes_time_which_a_pool_gives_without_a_n
 }
 
 #[test]
-fn a_fan_out_counts_requests_in_the_timeline_and_is_refused_beside_an_outage() {
+fn a_fan_out_counts_requests_in_the_per_second_series_and_is_refused_beside_an_outage() {
     let spiky = |fanout| Composed {
         network: Network::OneWay(Delay::Constant { nanos: 1_000_000 }),
         dependency: Dependency::HEALTHY,
-        load: Load::Spike {
+        load: Load::Spike(SpikeShape {
             factor: 2.0,
             at: Duration::from_secs(10),
             lasts: Duration::from_secs(5),
-        },
+        }),
         duration: Duration::from_secs(50),
         fanout,
         ..base(Clients::Open {
@@ -944,7 +947,7 @@ fn a_fan_out_counts_requests_in_the_timeline_and_is_refused_beside_an_outage() {
     let three = spiky(3).run(&s, &RunOptions::seed(1)).unwrap();
     assert_eq!(three.success_rate, 1.0);
     // Goodput against the offered rate, both in requests: about 1 either way (it was about
-    // 3 when the timeline counted sub-requests).
+    // 3 when the series counted sub-requests).
     let (a, b) = (
         one.tail_goodput_ratio.unwrap(),
         three.tail_goodput_ratio.unwrap(),

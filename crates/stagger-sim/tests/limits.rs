@@ -9,6 +9,7 @@ use stagger_core::engine::Hedging;
 use stagger_core::{AnyConfig, PolicyKind};
 use stagger_sim::dist::Delay;
 use stagger_sim::limits::{self, MAX_DURATION};
+use stagger_sim::model::RampShape;
 use stagger_sim::model::RetryAfterForm;
 use stagger_sim::model::RunOptions;
 use stagger_sim::model::{
@@ -233,10 +234,10 @@ fn a_day_bounds_every_time_span_of_every_workload_and_of_the_composed_model() {
         ("attempt_timeout", |m, d| m.attempt_timeout = Some(d)),
         ("drain", |m, d| m.drain = Some(d)),
         ("clients.ramp.peak_at", |m, d| {
-            m.load = Load::Ramp {
+            m.load = Load::Ramp(RampShape {
                 peak_factor: 2.0,
                 peak_at: d,
-            }
+            })
         }),
     ];
     for (param, set) in parts {

@@ -138,21 +138,21 @@ fn retry_budgets_turn_stuck_into_recovers() {
 
 #[test]
 fn the_series_add_up() {
-    let timeline = Spike::default()
+    let per_second = Spike::default()
         .simulate(&spike::jittered_backoff(), 3)
         .unwrap();
-    assert_eq!(timeline.goodput.len(), 80);
-    assert_eq!(timeline.goodput_series().len(), 80);
+    assert_eq!(per_second.goodput.len(), 80);
+    assert_eq!(per_second.goodput_series().len(), 80);
     assert_eq!(
-        timeline.offered[19..26],
+        per_second.offered[19..26],
         [40.0, 80.0, 80.0, 80.0, 80.0, 80.0, 40.0]
     );
     assert_eq!(
-        timeline.arrivals.iter().sum::<u64>(),
-        timeline.row.first_tries
+        per_second.arrivals.iter().sum::<u64>(),
+        per_second.row.first_tries
     );
-    assert!(timeline.attempts.iter().sum::<u64>() <= timeline.row.attempts);
-    assert!(timeline.goodput.iter().sum::<u64>() <= timeline.row.successes);
+    assert!(per_second.attempts.iter().sum::<u64>() <= per_second.row.attempts);
+    assert!(per_second.goodput.iter().sum::<u64>() <= per_second.row.successes);
     // Up and down: 80 - 1.6 |t - 25|, averaged over each second.
     let ramp = Ramp::default().simulate(&spike::no_backoff(), 3).unwrap();
     assert!((ramp.offered[0] - 40.8).abs() < 1e-9, "{}", ramp.offered[0]);
@@ -209,7 +209,7 @@ fn same_seed_same_bytes_different_seed_different_bytes() {
             assert_ne!(a, c, "{kind}");
         }
     }
-    let timeline = |seed| {
+    let per_second = |seed| {
         serde_json::to_string(
             &Spike::default()
                 .simulate(&spike::no_backoff(), seed)
@@ -217,8 +217,8 @@ fn same_seed_same_bytes_different_seed_different_bytes() {
         )
         .unwrap()
     };
-    assert_eq!(timeline(1), timeline(1));
-    assert_ne!(timeline(1), timeline(2));
+    assert_eq!(per_second(1), per_second(1));
+    assert_ne!(per_second(1), per_second(2));
 }
 
 #[test]

@@ -605,11 +605,11 @@ fn scenario_plot(
             vec![(label, points)],
         ));
     }
-    let timeline = model.timeline(
+    let per_second = model.per_second(
         strategy,
         &RunOptions::seed(seed).max_events(within).layers(layers),
     )?;
-    let offered = timeline
+    let offered = per_second
         .offered
         .iter()
         .enumerate()
@@ -620,7 +620,7 @@ fn scenario_plot(
         "time (s)",
         "requests/s",
         vec![
-            (format!("{label}: successes"), series(timeline.goodput)),
+            (format!("{label}: successes"), series(per_second.goodput)),
             ("offered".to_owned(), offered),
         ],
     ))

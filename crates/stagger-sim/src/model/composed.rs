@@ -8,9 +8,9 @@ use stagger_core::engine::{Dispersal, Settings};
 
 use crate::estimate::ns;
 use crate::limits;
-use crate::model::parts::*;
+use crate::model::parts::{BudgetScope, Clients, Dependency, Network};
+use crate::per_second::{Load, Profile};
 use crate::queue::{Nanos, nanos};
-use crate::timeline::{Load, Profile};
 
 /// A run of clients, a network and a dependency: see the [module documentation](crate::model).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,7 +49,7 @@ pub struct Composed {
     pub drain: Option<Duration>,
     /// The sub-requests each request fans out to, 1 to [`Composed::MAX_FANOUT`]: each is a
     /// run of the strategy of its own, and the request succeeds when all of them have, as
-    /// slow as the slowest. The success rate, the latencies and the timeline's arrivals and
+    /// slow as the slowest. The success rate, the latencies and the per-second arrivals and
     /// goodput are then the requests'; the load, the first tries, the attempts, the successes
     /// and the give-ups are the sub-requests'. With a fan-out, open sources' rates are of
     /// requests. Serial clients and an outage refuse a fan-out. A sub-request runs to its own

@@ -13,19 +13,19 @@ use crate::memory::{block, grown, room_for};
 use crate::metrics::Metrics;
 use crate::model::SECOND;
 use crate::model::call::Call;
-use crate::model::composed::*;
-use crate::model::event::*;
-use crate::model::fan::*;
+use crate::model::composed::{Composed, Layer};
+use crate::model::event::{Event, Kind};
+use crate::model::fan::Parent;
 use crate::model::hosts::HOSTS;
 use crate::model::parts::RetryAfterForm;
-use crate::model::parts::*;
+use crate::model::parts::{Clients, Limiter, LimiterKind, Network};
 use crate::model::pool::{Replica, Waiting};
-use crate::model::request::*;
+use crate::model::request::{Flying, HedgedRequest, Request};
 use crate::model::slots::Slots;
-use crate::model::source::*;
+use crate::model::source::Source;
+use crate::per_second::Series;
 use crate::queue::{EventQueue, Nanos, nanos};
 use crate::strategy::{Strategy, client_budget_bytes};
-use crate::timeline::Series;
 
 impl Composed {
     /// The plan of `strategy` as this dependency runs it: delays no shorter than the outage's

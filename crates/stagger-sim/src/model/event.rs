@@ -2,7 +2,7 @@
 //! what a dependency answered ([`Outcome`], carried split as [`Kind`] and a wait so that an
 //! event stays 24 bytes).
 
-use crate::model::composed::*;
+use crate::model::composed::Composed;
 use crate::queue::Nanos;
 
 /// What an attempt's answer says.
@@ -24,6 +24,57 @@ pub(crate) enum Outcome {
 pub(crate) type Id = u32;
 
 const _: () = assert!(Composed::MAX_EVENTS < (1 << 32));
+
+/// The attempts of a run: the next one's id, those sent and still awaited, and those on their
+/// way to the dependency (one-way network), awaited or not: each still reaches it, and counts
+/// there.
+#[derive(Default)]
+pub(crate) struct Attempts {
+    next_id: Id,
+    awaited: u64,
+    travelling: u64,
+}
+
+impl Attempts {
+    /// An attempt is sent: its id.
+    #[inline(always)]
+    pub(crate) fn sent(&mut self) -> Id {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        self.awaited += 1;
+        id
+    }
+
+    /// `n` attempts are no longer awaited: answered, timed out or abandoned.
+    #[inline(always)]
+    pub(crate) fn settled(&mut self, n: u64) {
+        self.awaited -= n;
+    }
+
+    /// The attempts awaited.
+    #[inline(always)]
+    pub(crate) const fn awaited(&self) -> u64 {
+        self.awaited
+    }
+
+    /// An attempt sets out for the dependency (one-way network).
+    #[inline(always)]
+    pub(crate) fn set_out(&mut self) {
+        self.travelling += 1;
+    }
+
+    /// An attempt reached the dependency (one-way network).
+    #[inline(always)]
+    pub(crate) fn reached(&mut self) {
+        self.travelling -= 1;
+    }
+
+    /// Whether an attempt is on its way to the dependency.
+    #[inline(always)]
+    pub(crate) const fn any_travelling(&self) -> bool {
+        self.travelling > 0
+    }
+}
 
 #[derive(Clone, Copy)]
 pub(crate) enum Event {

@@ -22,6 +22,9 @@ pub(crate) struct Fan {
     owner: Vec<u32>,
     /// The requests, their successes and latencies.
     metrics: Metrics,
+    /// The sub-requests' successes counted when the latest one ended: one that ends with more
+    /// succeeded.
+    successes_seen: u64,
 }
 
 impl Fan {
@@ -31,6 +34,7 @@ impl Fan {
             parents: Slots::with_capacity(16),
             owner: Vec::new(),
             metrics: Metrics::new(window),
+            successes_seen: 0,
         }
     }
 
@@ -53,9 +57,12 @@ impl Fan {
         self.owner[i] = parent;
     }
 
-    /// The sub-request in `slot` ended at `now`, having `succeeded` or not. Whether that ended
-    /// its request with a success.
-    pub(crate) fn ended(&mut self, slot: u32, succeeded: bool, now: Nanos) -> bool {
+    /// The sub-request in `slot` ended at `now`, with `successes` sub-requests' successes
+    /// counted so far: it succeeded if one was counted since the latest one ended. Whether
+    /// that ended its request with a success.
+    pub(crate) fn ended(&mut self, slot: u32, successes: u64, now: Nanos) -> bool {
+        let succeeded = successes > self.successes_seen;
+        self.successes_seen = successes;
         let Some(&p) = self.owner.get(slot as usize) else {
             return false;
         };

@@ -8,8 +8,8 @@ use crate::dist::Delay;
 use crate::error::SimError;
 use crate::metrics::Metrics;
 use crate::model::call::{Call, Next};
-use crate::model::composed::*;
-use crate::model::parts::*;
+use crate::model::composed::{Composed, Layer};
+use crate::model::parts::{BudgetScope, Clients, Network};
 use crate::model::streams::Streams;
 use crate::model::validate::check_events;
 use crate::queue::{Nanos, nanos};
@@ -181,7 +181,7 @@ mod tests {
                                 .expect("runs");
                             let mut run = Loop::new(&model, strategy, &[], 7, true).expect("made");
                             run.go(u64::MAX).expect("runs");
-                            let mut times = run.metrics.retry_times().expect("kept").to_vec();
+                            let mut times = run.metrics().retry_times().expect("kept").to_vec();
                             let mut alone_times = alone.retry_times().expect("kept").to_vec();
                             times.sort_unstable();
                             alone_times.sort_unstable();
@@ -234,7 +234,7 @@ mod tests {
         let mut gated = herd();
         gated.gate = true;
         let mut down = herd();
-        down.dependency.outage = Some(Window {
+        down.dependency.outage = Some(crate::model::Window {
             at: Duration::from_secs(1),
             lasts: Duration::from_secs(2),
             retry_after: None,

@@ -5,7 +5,7 @@
 use crate::metrics::ResultRow;
 use crate::model::SECOND;
 use crate::model::event::Outcome;
-use crate::model::parts::*;
+use crate::model::parts::{Limiter, LimiterKind, RetryAfterForm};
 use crate::queue::{Nanos, nanos};
 
 /// A token bucket of `burst` tokens refilled at one per `interval`, as a generic cell rate

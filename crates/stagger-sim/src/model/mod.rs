@@ -9,9 +9,9 @@
 //! their figures are this loop's.
 //!
 //! Why it is shaped so: the configuration of each part is a plain value ([`parts`](self#parts)),
-//! and the state each keeps while a run goes lives in the part's own file (`limiter`,
-//! `outage`, `pool`, `hosts`, `fan`), beside the one event loop (`event_loop`) that calls on
-//! them. The engine's decisions are not modelled: every request runs the real sans-IO engine
+//! and the state each keeps while a run goes lives in the part's own file (`source`, `stack`,
+//! `limiter`, `outage`, `service`, `pool`, `hosts`, `fan`), behind the methods the one event
+//! loop (`event_loop`) calls; the loop keeps only the queue, the request table and the parts. The engine's decisions are not modelled: every request runs the real sans-IO engine
 //! of `stagger-core` on the simulated clock (`call`). The order in which generators are
 //! forked, which makes a run reproducible to the byte, is fixed in one place (`streams`).
 //!
@@ -36,10 +36,11 @@ mod run;
 mod service;
 mod slots;
 mod source;
+mod stack;
 mod streams;
 mod validate;
 
-pub use crate::timeline::{Load, Timeline};
+pub use crate::per_second::{Load, PerSecond, RampShape, SpikeShape};
 pub(crate) use call::{Call, Next};
 pub use composed::{Composed, Layer};
 pub use hosts::HOSTS;

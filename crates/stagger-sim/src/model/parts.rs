@@ -2,10 +2,16 @@
 //! the network between ([`Network`]) and what the dependency does ([`Dependency`] and its
 //! pieces). Each is a value a scenario file or a workload fills in; the state each part keeps
 //! while a run goes lives in the part's own module.
+//!
+//! A scenario file reads the parts with serde, refusing unknown keys. A part with times is
+//! generic over how a time is written, `D`: a [`Duration`] by default, or the text a file
+//! holds, read into a `Duration` (and refused by the key's name) once the whole file is read.
 
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+
+use serde::Deserialize;
 
 use crate::dist::Delay;
 use crate::error::SimError;
@@ -117,16 +123,19 @@ impl Network {
     }
 }
 
-/// A time during which the dependency is down.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Window {
+/// A time during which the dependency is down (in a file: `at`, `for`, `retry_after`).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+// A file's `outage` that is not a table is told it needs this, as it always has been.
+#[serde(deny_unknown_fields, expecting = "struct OutageWindow")]
+pub struct Window<D = Duration> {
     /// When it goes down, from the start of the run.
-    pub at: Duration,
+    pub at: D,
     /// How long it stays down (longer than 0).
-    pub lasts: Duration,
+    #[serde(rename = "for")]
+    pub lasts: D,
     /// If set, every answer while down is a throttle with this `Retry-After` (a floor the
     /// engine never undercuts) rather than a plain retryable failure.
-    pub retry_after: Option<Duration>,
+    pub retry_after: Option<D>,
 }
 
 /// A limiter in front of the dependency, which refuses what it cannot take with a wait.
@@ -212,18 +221,22 @@ impl Dependency {
 /// dropped when its turn in the queue comes, without service, as a server does that checks
 /// whether its client is still there before starting work; one already in service runs to
 /// its end and holds its slot (the server does not learn of the cancellation mid-work).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Replicas {
+///
+/// `D` is how a time is written and `S` the service time's distribution: a `Duration` and a
+/// [`Delay`] by default, or what a scenario file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Replicas<D = Duration, S = Delay> {
     /// Replicas in the pool, 1 to 10 000.
     pub count: u32,
     /// Attempts each replica serves at once, 1 to 10 000; more wait in its queue.
     pub concurrency: u32,
     /// An attempt's service time, its mean between 1 µs and 1 s.
-    pub service: Delay,
+    pub service: S,
     /// How long a replica pauses, at most a day; zero for a pool that never pauses.
-    pub pause: Duration,
+    pub pause: D,
     /// The mean time a replica runs between pauses (exponential), from 1 ms to a day.
-    pub pause_every: Duration,
+    pub pause_every: D,
 }
 
 impl Replicas {
@@ -287,14 +300,17 @@ impl Replicas {
 /// source's server generator when it arrives: whatever the budget grants, every strategy
 /// meets the same requests and the same answers, and they differ only in the retries they
 /// send. The row reports each host's figures ([`ResultRow::host_a`](crate::metrics::ResultRow::host_a), [`ResultRow::host_b`](crate::metrics::ResultRow::host_b)).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TwoHosts {
     /// The share of the requests that go to host A, the one that is down, in [0, 1].
     pub share_down: f64,
     /// Whether each budget is a set of one per host (a
     /// [`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination), as a layer that serves
     /// many destinations keeps), each host's starting full, rather than one for both hosts. A
-    /// budget per request is its host's alone either way.
+    /// budget per request is its host's alone either way. A scenario file sets it with the
+    /// outer layer's `budget_per_destination`, not here.
+    #[serde(skip)]
     pub budget_per_host: bool,
 }
 
@@ -304,12 +320,13 @@ pub struct TwoHosts {
 /// has arrived, itself included. Work whose client has stopped waiting (its attempt timed
 /// out) runs on and counts in `n` until it is done: the server never learns that nobody
 /// waits. The answer travels back once the work is done.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Service {
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Service<D = Duration> {
     /// The service time with nothing else in progress.
-    pub base: Duration,
+    pub base: D,
     /// The service time added per attempt in progress.
-    pub per_in_flight: Duration,
+    pub per_in_flight: D,
 }
 
 impl Dependency {
@@ -321,8 +338,9 @@ impl Dependency {
     }
 }
 
-/// Who holds a budget.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Who holds a budget (in a file: `per-source`, `shared` or `per-request`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum BudgetScope {
     /// Each source or client holds its own, seeing only its own calls.
     #[default]

@@ -7,7 +7,7 @@ use stagger_core::{Rng, SeededRng};
 
 use crate::dist::{Delay, exponential};
 use crate::estimate::ns;
-use crate::model::event::*;
+use crate::model::event::Kind;
 use crate::model::parts::Replicas;
 use crate::model::streams::PoolStreams;
 use crate::queue::{Nanos, nanos};
@@ -42,10 +42,21 @@ impl Pool {
         }
     }
 
-    /// The replicas.
+    /// The replica an attempt goes to, picked at random with `rng`: for a hedged request,
+    /// whose replicas tried so far are `used` (sorted), one it has not tried while one is left,
+    /// added to `used`; any replica otherwise.
     #[inline]
-    pub(crate) fn len(&self) -> usize {
-        self.replicas.len()
+    pub(crate) fn pick(&self, rng: &mut SeededRng, used: Option<&mut Vec<u32>>) -> usize {
+        let n = self.replicas.len();
+        match used {
+            Some(used) => {
+                let r = distinct(rng, n, used);
+                used.push(r as u32);
+                used.sort_unstable();
+                r
+            }
+            None => any(rng, n),
+        }
     }
 
     /// Attempt `id` of the request in `slot` reaches replica `r` at `now`, to be answered
@@ -183,14 +194,14 @@ impl<K> Replica<K> {
 
 /// A replica picked at random among `n`.
 #[inline]
-pub(crate) fn any(rng: &mut SeededRng, n: usize) -> usize {
+fn any(rng: &mut SeededRng, n: usize) -> usize {
     ((rng.next_f64() * n as f64) as usize).min(n - 1)
 }
 
 /// A replica picked at random among the `n` that `used` (sorted) does not hold, as a load
 /// balancer that sends each hedge to a replica the request has not tried (gRFC A6 asks for
 /// distinct backends where possible); any of the `n` once every one has been tried.
-pub(crate) fn distinct(rng: &mut SeededRng, n: usize, used: &[u32]) -> usize {
+fn distinct(rng: &mut SeededRng, n: usize, used: &[u32]) -> usize {
     let free = n.saturating_sub(used.len());
     if free == 0 {
         return any(rng, n);

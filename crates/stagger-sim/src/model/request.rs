@@ -5,7 +5,7 @@ use stagger_core::engine::{StopReason, Stopped};
 use stagger_core::{Failure, SeededRng};
 
 use crate::model::call::{Call, HedgedCall};
-use crate::model::event::*;
+use crate::model::event::Id;
 use crate::queue::Nanos;
 
 /// A request in flight: its engine run, its source, whether its first attempt met the

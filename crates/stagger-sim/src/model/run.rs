@@ -1,5 +1,5 @@
 //! Running a model: one set of options ([`RunOptions`]: the seed, the event limit and the
-//! inner layers) and three outputs, the row, every retry's time, or the per-second timeline.
+//! inner layers) and three outputs, the row, every retry's time, or the per-second series.
 //! Each checks the model first, then runs the event loop, or the one-at-a-time runner when
 //! the clients cannot affect one another.
 //!
@@ -19,13 +19,13 @@ use std::time::Duration;
 
 use crate::error::SimError;
 use crate::metrics::ResultRow;
-use crate::model::composed::*;
+use crate::model::composed::{Composed, Layer};
 use crate::model::event_loop::Loop;
-use crate::model::parts::*;
+use crate::model::parts::Clients;
+use crate::per_second::{Load, PerSecond, Series};
 use crate::queue::Nanos;
 use crate::queue::nanos;
 use crate::strategy::Strategy;
-use crate::timeline::{Load, Series, Timeline};
 
 /// How to run a model: the seed every generator derives from, the events after which the run
 /// is stopped, and the retry layers inside the strategy's.
@@ -94,10 +94,10 @@ impl Composed {
             layers: inner,
         } = *options;
         self.check(strategy, inner)?;
-        // A load that changes over the run has its timeline's figures in the row.
+        // A load that changes over the run has its per-second figures in the row.
         if self.load != Load::Steady {
             return self
-                .timeline_checked(strategy, inner, seed, max_events)
+                .per_second_checked(strategy, inner, seed, max_events)
                 .map(|t| t.row);
         }
         if let Some(round_trip) = self.independent(strategy, inner) {
@@ -134,7 +134,7 @@ impl Composed {
             None => {
                 let mut run = Loop::new(self, strategy, inner, seed, true)?;
                 run.go(max_events)?;
-                run.metrics
+                run.into_metrics()
             }
         };
         Ok(metrics.into_retry_times())
@@ -171,33 +171,33 @@ impl Composed {
     }
 
     /// Runs `strategy` as `options` say and returns its row with the per-second series behind
-    /// it ([`Timeline`]): goodput, offered rate, arrivals, attempts and work in progress, the
+    /// it ([`PerSecond`]): goodput, offered rate, arrivals, attempts and work in progress, the
     /// tail goodput ratio over the final 30 s and, with a spike, the recovery time after it.
     ///
     /// # Errors
     ///
     /// As [`Composed::run`].
-    pub fn timeline(
+    pub fn per_second(
         &self,
         strategy: &Strategy,
         options: &RunOptions<'_>,
-    ) -> Result<Timeline, SimError> {
+    ) -> Result<PerSecond, SimError> {
         self.check(strategy, options.layers)?;
-        self.timeline_checked(strategy, options.layers, options.seed, options.max_events)
+        self.per_second_checked(strategy, options.layers, options.seed, options.max_events)
     }
 
-    /// [`Composed::timeline`] of parts already checked.
-    pub(crate) fn timeline_checked(
+    /// [`Composed::per_second`] of parts already checked.
+    pub(crate) fn per_second_checked(
         &self,
         strategy: &Strategy,
         inner: &[Layer],
         seed: u64,
         max_events: u64,
-    ) -> Result<Timeline, SimError> {
+    ) -> Result<PerSecond, SimError> {
         let mut run = Loop::new(self, strategy, inner, seed, false)?;
-        run.series = Some(Series::new(self.duration));
+        run.keep_series();
         run.go(max_events)?;
-        let series = run.series.take();
+        let series = run.take_series();
         let row = run.row();
         let sources = self.clients.count() as f64;
         let between = |a: f64, b: f64| match self.clients {
@@ -215,6 +215,6 @@ impl Composed {
         };
         Ok(series
             .unwrap_or_else(|| Series::new(self.duration))
-            .timeline(row, self.duration, between, self.load.trigger_end()))
+            .into_per_second(row, self.duration, between, self.load.trigger_end()))
     }
 }

@@ -10,10 +10,10 @@ use crate::dist::Delay;
 use crate::error::SimError;
 use crate::estimate::ns;
 use crate::limits;
-use crate::model::composed::*;
-use crate::model::parts::*;
+use crate::model::composed::{Composed, Layer};
+use crate::model::parts::{BudgetScope, Clients, Limiter, LimiterKind, Network, Replicas};
+use crate::per_second::{Load, RampShape, SpikeShape};
 use crate::strategy::Strategy;
-use crate::timeline::Load;
 
 impl Composed {
     /// Checks the parts.
@@ -149,7 +149,7 @@ impl Composed {
                     allowed: "a spike or a ramp of open clients only",
                 });
             }
-            let least = if matches!(self.load, Load::Ramp { .. }) {
+            let least = if matches!(self.load, Load::Ramp(RampShape { .. })) {
                 // A ramp rises to its peak: below 1 it would fall, then rise without end.
                 1.0
             } else {
@@ -171,7 +171,7 @@ impl Composed {
             }
         }
         match self.load {
-            Load::Spike { at, lasts, .. }
+            Load::Spike(SpikeShape { at, lasts, .. })
                 if lasts.is_zero() || at.saturating_add(lasts) > self.duration =>
             {
                 return Err(SimError::Invalid {
@@ -179,7 +179,7 @@ impl Composed {
                     allowed: "a spike longer than 0 that ends within the run's duration",
                 });
             }
-            Load::Ramp { peak_at, .. } if peak_at.is_zero() || peak_at > DAY => {
+            Load::Ramp(RampShape { peak_at, .. }) if peak_at.is_zero() || peak_at > DAY => {
                 return Err(SimError::Invalid {
                     param: "clients.ramp.peak_at",
                     allowed: "longer than 0 and at most a day",

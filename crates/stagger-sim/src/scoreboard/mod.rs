@@ -304,10 +304,10 @@ impl Scoreboard {
 
         progress("spike and ramp");
         let spike_strategies = spike_strategies();
-        let timelines = parallel(spike_strategies.clone(), |(label, s)| {
+        let per_seconds = parallel(spike_strategies.clone(), |(label, s)| {
             Ok((label.clone(), Spike::default().simulate(s, seed)?))
         })?;
-        let spike_goodput = timelines
+        let spike_goodput = per_seconds
             .iter()
             .take(2)
             .map(|(label, t)| Series {
@@ -315,7 +315,7 @@ impl Scoreboard {
                 values: t.goodput.iter().map(|&g| g as f64).collect(),
             })
             .collect();
-        let spike = timelines
+        let spike = per_seconds
             .into_iter()
             .map(|(label, t)| labelled(label, t.row))
             .collect();

@@ -40,7 +40,7 @@
 //! whose rate follows a [`Load`], a one-way network, a dependency with a
 //! [`Service`], each attempt's timeout
 //! ([`Composed::attempt_timeout`]) and the drain after the run ([`DRAIN`]); their rows and
-//! [`Timeline`]s are the composed loop's ([`Composed::timeline`]), hedged runs included. The
+//! [`PerSecond`]s are the composed loop's ([`Composed::per_second`]), hedged runs included. The
 //! same parts combine with the others in a scenario file: a spike against a flaky dependency
 //! behind a rate limiter, say.
 //!
@@ -56,8 +56,8 @@
 //!
 //! ## Metrics
 //!
-//! - **Goodput per second** ([`Timeline::goodput`]): successful requests whose success reached
-//!   the client in second `k`, that is in `[k s, (k + 1) s)`, by completion time. [`Timeline`]
+//! - **Goodput per second** ([`PerSecond::goodput`]): successful requests whose success reached
+//!   the client in second `k`, that is in `[k s, (k + 1) s)`, by completion time. [`PerSecond`]
 //!   also holds the offered rate, arrivals, attempts and work in progress per second, for
 //!   plots.
 //! - **Tail goodput ratio** ([`ResultRow::tail_goodput_ratio`](crate::metrics::ResultRow::tail_goodput_ratio)): successes reaching clients in
@@ -101,8 +101,9 @@ use crate::dist::Delay;
 use crate::error::SimError;
 use crate::limits;
 use crate::model::{Clients, Composed, Network, RunOptions, Service};
+pub use crate::per_second::{Load, PerSecond, RECOVERY_HOLD, RECOVERY_SHARE, TAIL};
+use crate::per_second::{RampShape, SpikeShape};
 use crate::strategy::Strategy;
-pub use crate::timeline::{Load, RECOVERY_HOLD, RECOVERY_SHARE, TAIL, Timeline};
 
 /// The most requests a run may be offered at its peak rate: `peak rate * duration`, an alias
 /// of [`limits::MAX_PEAK_REQUESTS`] (the composed model's bound for a slowing service).
@@ -265,124 +266,84 @@ impl Server {
     }
 }
 
-/// One open source at `rate` with `load`, against `server`, for `duration`.
-fn composed(
-    rate: f64,
-    load: Load,
-    duration: Duration,
-    server: &Server,
-    window: Duration,
-) -> Composed {
-    let mut model = Composed::new(
-        Clients::one_source(rate),
-        duration,
-        Network::OneWay(server.network),
-    );
-    model.load = load;
-    model.window = window;
-    server.apply(&mut model);
-    model
-}
-
 impl Spike {
+    /// Its load: the base rate, multiplied in the spike's window.
     fn load(&self) -> Load {
-        Load::Spike {
+        Load::Spike(SpikeShape {
             factor: self.spike_factor,
             at: self.spike_at,
             lasts: self.spike_for,
-        }
-    }
-
-    /// The composed model this workload runs: one open source whose rate spikes, against a
-    /// service that slows with its work in progress, through a one-way network, with each
-    /// attempt's timeout and the drain after the run.
-    #[must_use]
-    pub fn composed(&self) -> Composed {
-        composed(
-            self.rate,
-            self.load(),
-            self.duration,
-            &self.server,
-            self.window,
-        )
-    }
-
-    /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
-    /// per-second series.
-    ///
-    /// # Errors
-    ///
-    /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] past
-    /// [`Composed::MAX_EVENTS`].
-    pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
-        self.simulate_within(strategy, seed, u64::MAX)
-    }
-
-    /// [`Spike::simulate`], stopped with [`SimError::EventLimit`] past `max_events` events.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Spike::simulate`], or [`SimError::EventLimit`].
-    pub fn simulate_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<Timeline, SimError> {
-        self.validate()?;
-        self.composed()
-            .timeline(strategy, &RunOptions::seed(seed).max_events(max_events))
+        })
     }
 }
 
 impl Ramp {
+    /// Its load: up to the peak and down at the same slope.
     fn load(&self) -> Load {
-        Load::Ramp {
+        Load::Ramp(RampShape {
             peak_factor: self.peak_factor,
             peak_at: self.peak_at,
-        }
-    }
-
-    /// The composed model this workload runs: as [`Spike::composed`], with the rate ramping
-    /// up and down.
-    #[must_use]
-    pub fn composed(&self) -> Composed {
-        composed(
-            self.rate,
-            self.load(),
-            self.duration,
-            &self.server,
-            self.window,
-        )
-    }
-
-    /// Runs `strategy`, every generator derived from `seed`, and returns the row with the
-    /// per-second series.
-    ///
-    /// # Errors
-    ///
-    /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] past
-    /// [`Composed::MAX_EVENTS`].
-    pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<Timeline, SimError> {
-        self.simulate_within(strategy, seed, u64::MAX)
-    }
-
-    /// [`Ramp::simulate`], stopped with [`SimError::EventLimit`] past `max_events` events.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`Ramp::simulate`], or [`SimError::EventLimit`].
-    pub fn simulate_within(
-        &self,
-        strategy: &Strategy,
-        seed: u64,
-        max_events: u64,
-    ) -> Result<Timeline, SimError> {
-        self.validate()?;
-        self.composed()
-            .timeline(strategy, &RunOptions::seed(seed).max_events(max_events))
+        })
     }
 }
+
+/// The composed model and the runs of a workload whose load has a shape ([`Spike`] and
+/// [`Ramp`]): one open source at its `rate` with its `load()`, against its `server`, for its
+/// `duration`; `$how` says how the rate moves.
+macro_rules! shaped_load {
+    ($workload:ident, $how:literal) => {
+        impl $workload {
+            #[doc = concat!(
+                "The composed model this workload runs: one open source whose rate ", $how,
+                ", against a service that slows with its work in progress, through a one-way \
+                network, with each attempt's timeout and the drain after the run."
+            )]
+            #[must_use]
+            pub fn composed(&self) -> Composed {
+                let mut model = Composed::new(
+                    Clients::one_source(self.rate),
+                    self.duration,
+                    Network::OneWay(self.server.network),
+                );
+                model.load = self.load();
+                model.window = self.window;
+                self.server.apply(&mut model);
+                model
+            }
+
+            /// Runs `strategy`, every generator derived from `seed`, and returns the row with
+            /// the per-second series.
+            ///
+            /// # Errors
+            ///
+            /// The parameters' or the policy's [`SimError`], or [`SimError::TooLarge`] past
+            /// [`Composed::MAX_EVENTS`].
+            pub fn simulate(&self, strategy: &Strategy, seed: u64) -> Result<PerSecond, SimError> {
+                self.simulate_within(strategy, seed, u64::MAX)
+            }
+
+            /// The run of `simulate`, stopped with [`SimError::EventLimit`] past `max_events`
+            /// events.
+            ///
+            /// # Errors
+            ///
+            /// Those of `simulate`, or [`SimError::EventLimit`].
+            pub fn simulate_within(
+                &self,
+                strategy: &Strategy,
+                seed: u64,
+                max_events: u64,
+            ) -> Result<PerSecond, SimError> {
+                self.validate()?;
+                self.composed()
+                    .per_second(strategy, &RunOptions::seed(seed).max_events(max_events))
+            }
+        }
+    };
+}
+
+shaped_load!(Spike, "spikes");
+shaped_load!(Ramp, "ramps up and down");
 
 impl Workload for Spike {
     const KIND: WorkloadKind = WorkloadKind::Spike;

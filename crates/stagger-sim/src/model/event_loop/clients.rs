@@ -1,47 +1,29 @@
 //! The client side of the loop: requests arrive, start their engine runs, send attempts
 //! (through inner layers, or hedged), hear answers and end.
 
-use std::rc::Rc;
-use std::sync::Arc;
-use std::time::Duration;
-
-use stagger_core::budget::Budget;
-use stagger_core::engine::HedgeDelay;
-use stagger_core::gate::GatedBudget;
 use stagger_core::{Failure, Rng, SeededRng};
 
-use super::*;
-use crate::dist::exponential;
 use crate::error::SimError;
-use crate::model::SECOND;
-use crate::model::call::{Call, HedgedCall, Settled, Step};
+use crate::model::call::{Settled, Step};
+use crate::model::event::{Event, Id};
 use crate::model::event_loop::Loop;
 use crate::model::hosts::{DESTINATION, HOSTS, Hosts};
+use crate::model::parts::Clients;
+use crate::model::request::{Driven, Ended, Flying, HedgedRequest, Request, failure_of};
 use crate::queue::Nanos;
 
 impl<'a> Loop<'a> {
     /// Notes that the request in `slot` is a sub-request of `parent`, if it has one.
-    pub(crate) fn own(&mut self, slot: u32, parent: Option<u32>) {
+    pub(super) fn own(&mut self, slot: u32, parent: Option<u32>) {
         if let (Some(fan), Some(parent)) = (self.fan.as_mut(), parent) {
             fan.own(slot, parent);
         }
     }
 
-    /// When serial client `c`, whose request ended at `now`, starts its next one: a gap of
-    /// `Exp(1 / rate)` after its last start, or at once if that has passed; `None` once no
-    /// request starts any more.
-    pub(crate) fn next_start(&mut self, c: u32, now: Nanos) -> Option<Nanos> {
-        let source = &mut self.sources[c as usize];
-        let gap = exponential(&mut source.gaps, self.mean_gap) as Nanos;
-        let at = source.last_start.saturating_add(gap).max(now);
-        source.last_start = at;
-        (at < self.end).then_some(at)
-    }
-
     /// The request in `slot` is over at `now`: frees it, and for a serial client schedules its
     /// next.
     #[inline(always)]
-    pub(crate) fn finish(&mut self, slot: u32, now: Nanos) {
+    pub(super) fn finish(&mut self, slot: u32, now: Nanos) {
         let Some(request) = self.requests.get(slot) else {
             return;
         };
@@ -50,18 +32,14 @@ impl<'a> Loop<'a> {
             hosts.ended(request.to_down, &self.metrics);
         }
         self.requests.remove(slot);
-        if let Some(fan) = self.fan.as_mut() {
-            // The sub-request succeeded if a success was counted since the latest one ended.
-            let succeeded = self.metrics.successes > self.successes_seen;
-            self.successes_seen = self.metrics.successes;
-            if fan.ended(slot, succeeded, now)
-                && let Some(series) = self.series.as_mut()
-            {
-                series.success(now);
-            }
+        if let Some(fan) = self.fan.as_mut()
+            && fan.ended(slot, self.metrics.successes, now)
+            && let Some(series) = self.series.as_mut()
+        {
+            series.success(now);
         }
         if matches!(self.model.clients, Clients::Serial { .. })
-            && let Some(at) = self.next_start(c, now)
+            && let Some(at) = self.sources.next_start(c, now)
         {
             self.arrive_at(at, c);
         }
@@ -70,16 +48,12 @@ impl<'a> Loop<'a> {
     /// Source `c`'s request starts at `now`; an open source's next arrival is drawn first.
     /// With a load that varies, the arrival is a candidate, kept with probability
     /// `rate(now) / peak` (drawn before the next candidate's gap).
-    pub(crate) fn arrival(&mut self, c: u32, now: Nanos) -> Result<(), SimError> {
-        let source = &mut self.sources[c as usize];
+    pub(super) fn arrival(&mut self, c: u32, now: Nanos) -> Result<(), SimError> {
         let mut kept = true;
         if matches!(self.model.clients, Clients::Open { .. }) {
-            if let Some((profile, peak)) = &self.thinning {
-                let t = now as f64 / SECOND as f64;
-                kept = source.gaps.next_f64() * peak < profile.at(t);
-            }
-            let next = now.saturating_add(exponential(&mut source.gaps, self.mean_gap) as Nanos);
-            if next < self.end {
+            let next;
+            (kept, next) = self.sources.arrival(c, now);
+            if let Some(next) = next {
                 self.arrive_at(next, c);
             }
         }
@@ -89,7 +63,7 @@ impl<'a> Loop<'a> {
         if self.fan.is_some()
             && let Some(series) = self.series.as_mut()
         {
-            // The timeline counts requests, not their sub-requests.
+            // The per-second series counts requests, not their sub-requests.
             series.arrival(now);
         }
         let parent = self
@@ -103,7 +77,7 @@ impl<'a> Loop<'a> {
     }
 
     /// A request of source `c` starts at `now`, a sub-request of `parent` if it has one.
-    pub(crate) fn start(
+    pub(super) fn start(
         &mut self,
         c: u32,
         now: Nanos,
@@ -115,12 +89,11 @@ impl<'a> Loop<'a> {
         {
             series.arrival(now);
         }
-        let source = &mut self.sources[c as usize];
         // With two hosts, the request's host, its policy's generator and its answers' come
         // from a generator of its own.
         let (to_down, mut own) = match self.model.dependency.two_hosts {
             Some(hosts) => {
-                let mut own = source.server().fork();
+                let mut own = self.sources.get(c).server().fork();
                 let to_down = own.next_f64() < hosts.share_down;
                 (to_down, Some(own))
             }
@@ -130,41 +103,22 @@ impl<'a> Loop<'a> {
         if let Some(hosts) = self.hosts.as_mut() {
             hosts.started(to_down);
         }
-        let mut budget = if self.budget_each {
-            self.strategy.client_budget(source.policies.fork())
-        } else if let Some(set) = &source.per_host {
-            Some(Rc::new(set.for_key(HOSTS[host])) as Rc<dyn Budget>)
+        let budget = self.sources.budget(c, host, self.stack.strategy());
+        let key = if own.is_some() {
+            HOSTS[host]
         } else {
-            source.budget.clone()
+            DESTINATION
         };
-        if let Some(gate) = &self.gate {
-            let key = if own.is_some() {
-                HOSTS[host]
-            } else {
-                DESTINATION
-            };
-            budget = Some(Rc::new(GatedBudget::new(budget, Arc::clone(gate), key)));
-        }
+        let budget = self.stack.gated(budget, key);
         let policy_rng = own.as_mut().map(SeededRng::fork);
         let answers = own.unwrap_or(SeededRng::new(0));
         let tells_waits = self.model.dependency.tells_waits();
-        if let Some(hedging) = self.strategy.hedging {
-            let measured = match hedging.delay() {
-                HedgeDelay::Quantile(q) => self.sketch.quantile(q),
-                _ => None,
-            };
+        let source = self.sources.get(c);
+        if let Some(hedging) = self.stack.strategy().hedging {
             let rng = policy_rng.unwrap_or_else(|| source.policies.fork());
             // A hedged request that may meet a server's wait gets its spread's generator now.
             let spread = tells_waits.then(|| source.policies.fork());
-            let call = HedgedCall::start(
-                self.template.start(rng),
-                hedging,
-                measured,
-                spread,
-                budget,
-                self.settings,
-                now,
-            )?;
+            let call = self.stack.hedged_call(hedging, rng, spread, budget, now)?;
             let hedged = Driven::Hedged(Box::new(HedgedRequest {
                 call,
                 flying: Vec::new(),
@@ -179,16 +133,14 @@ impl<'a> Loop<'a> {
             self.queue.push(now, Event::Wake(slot));
             return Ok(());
         }
-        let template = &self.template;
-        let settings = self.settings;
+        let stack = &self.stack;
         let spread = self.model.per_request() && tells_waits;
         let slot = self.requests.insert_with(
             #[inline(always)]
             || {
-                let mut call = Call::start(
-                    template.start(policy_rng.unwrap_or_else(|| source.policies.fork())),
+                let mut call = stack.call(
+                    policy_rng.unwrap_or_else(|| source.policies.fork()),
                     budget,
-                    settings,
                     now,
                 );
                 if spread {
@@ -212,7 +164,7 @@ impl<'a> Loop<'a> {
     /// it to a later slot. An attempt of a layer above the innermost starts a run of the layer
     /// below, which sends its first attempt at once; the innermost layer's attempt goes to the
     /// dependency.
-    pub(crate) fn send(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+    pub(super) fn send(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
         let Some(request) = self.requests.get(slot) else {
             return Ok(());
         };
@@ -226,7 +178,7 @@ impl<'a> Loop<'a> {
             };
             // Only a gate or a server's wait can hold an attempt back; without either, the
             // answer is always to go now, and not asking saves a tenth of an attempt's cost.
-            let begun = if self.may_wait {
+            let begun = if self.stack.may_wait() {
                 match top.pace(now) {
                     Ok(None) => top.try_begin(now),
                     Ok(Some(at)) => {
@@ -245,23 +197,10 @@ impl<'a> Loop<'a> {
                     return Ok(());
                 }
             };
-            let Some(layer) = self.layers.get(depth) else {
+            // The layer below runs inside this attempt.
+            let Some(call) = self.stack.inner(depth, attempt.remaining, now)? else {
                 break attempt.remaining;
             };
-            // The layer below runs inside this attempt: within the time it has, and its own
-            // deadline if that is sooner, as an executor's attempt is raced against it.
-            let mut settings = layer.settings;
-            if let Some(left) = attempt.remaining {
-                let within = settings.timeout().map_or(left, |own| own.min(left));
-                settings = settings.with_timeout(within);
-            }
-            let mut call = Call::start(
-                layer.policy.running(self.layer_rngs.fork())?,
-                self.no_budget.clone(),
-                settings,
-                now,
-            );
-            call.nest();
             if let Driven::Retried { inner, .. } = &mut request.run {
                 inner.push(call);
             }
@@ -269,8 +208,7 @@ impl<'a> Loop<'a> {
         };
         request.sent += 1;
         self.metrics.attempt(now, request.sent);
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
+        let id = self.attempts.sent();
         if let Driven::Retried {
             pending, sent_at, ..
         } = &mut request.run
@@ -285,7 +223,7 @@ impl<'a> Loop<'a> {
 
     /// Asks the hedged request in `slot` what to do at `now`, and does it: sends the attempts
     /// it sends, sets the wake-up it asks for, or ends it.
-    pub(crate) fn step(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+    pub(super) fn step(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
         loop {
             let Some(request) = self.requests.get(slot) else {
                 return Ok(());
@@ -296,8 +234,7 @@ impl<'a> Loop<'a> {
             match h.call.next(now, &mut self.metrics) {
                 Step::Send(number, remaining) => {
                     request.sent += 1;
-                    let id = self.next_id;
-                    self.next_id = self.next_id.wrapping_add(1);
+                    let id = self.attempts.sent();
                     h.flying.push(Flying {
                         id,
                         number,
@@ -324,7 +261,7 @@ impl<'a> Loop<'a> {
     }
 
     /// The hedged request in `slot` asked to be woken at `now`.
-    pub(crate) fn wake(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
+    pub(super) fn wake(&mut self, slot: u32, now: Nanos) -> Result<(), SimError> {
         let Some(Request {
             run: Driven::Hedged(h),
             ..
@@ -341,23 +278,23 @@ impl<'a> Loop<'a> {
 
     /// The hedged request in `slot` is over at `now`: its attempts still awaited are abandoned
     /// (the dependency works on), each measured for as long as it ran.
-    pub(crate) fn finish_hedged(&mut self, slot: u32, now: Nanos) {
+    pub(super) fn finish_hedged(&mut self, slot: u32, now: Nanos) {
         if let Some(Request {
             run: Driven::Hedged(h),
             ..
         }) = self.requests.get(slot)
         {
             for f in &h.flying {
-                self.sketch.record(Duration::from_nanos(now - f.sent));
+                self.stack.measured(now - f.sent);
             }
-            self.outstanding -= h.flying.len() as u64;
+            self.attempts.settled(h.flying.len() as u64);
         }
         self.finish(slot, now);
     }
 
     /// Attempt `id` of the request in `slot` ended at `now` with `result` (its answer, or its
     /// timeout), if the request still awaits it.
-    pub(crate) fn heard(
+    pub(super) fn heard(
         &mut self,
         slot: u32,
         id: Id,
@@ -367,7 +304,7 @@ impl<'a> Loop<'a> {
         let Some(request) = self.requests.get(slot).filter(|r| r.awaits(id)) else {
             return Ok(());
         };
-        self.outstanding -= 1;
+        self.attempts.settled(1);
         let h = match &mut request.run {
             Driven::Retried { pending, .. } => {
                 *pending = None;
@@ -389,7 +326,7 @@ impl<'a> Loop<'a> {
             return Ok(());
         };
         let flying = h.flying.swap_remove(i);
-        self.sketch.record(Duration::from_nanos(now - flying.sent));
+        self.stack.measured(now - flying.sent);
         let before = self.metrics.successes;
         if !h
             .call
@@ -405,8 +342,8 @@ impl<'a> Loop<'a> {
     }
 
     /// The request in `slot` succeeded at `now` (its success recorded): the outage's and the
-    /// timeline's counts.
-    pub(crate) fn succeeded(&mut self, slot: u32, now: Nanos) {
+    /// per-second counts.
+    pub(super) fn succeeded(&mut self, slot: u32, now: Nanos) {
         if self.requests.get(slot).is_some_and(|r| r.met)
             && let Some(outage) = self.outage.as_mut()
         {
@@ -423,23 +360,23 @@ impl<'a> Loop<'a> {
     /// that needs a generator for the spread above a server's wait gets one first: the
     /// outermost from its source's policy generator, an inner one from the inner layers'
     /// stream. `None` if the slot is empty.
-    pub(crate) fn settle_top(
+    pub(super) fn settle_top(
         &mut self,
         slot: u32,
         now: Nanos,
         result: Result<(), Failure>,
     ) -> Option<Settled> {
         let request = self.requests.get(slot)?;
-        let source = request.source as usize;
+        let source = request.source;
         let inner = matches!(&request.run, Driven::Retried { inner, .. } if !inner.is_empty());
         let top = request.top()?;
         if let Err(failure) = &result
             && top.wants_spread(failure)
         {
             let rng = if inner {
-                self.layer_rngs.fork()
+                self.stack.layer_rng()
             } else {
-                self.sources[source].policies.fork()
+                self.sources.get(source).policies.fork()
             };
             top.give_spread(rng);
         }
@@ -449,7 +386,7 @@ impl<'a> Loop<'a> {
     /// The innermost run in progress of the request in `slot` ended at `now`: an inner layer's
     /// end is the answer to the attempt of the layer above, which may retry (a new run of the
     /// layer below); the outermost layer's end is the request's, recorded.
-    pub(crate) fn ended(&mut self, slot: u32, now: Nanos, mut ended: Ended) {
+    pub(super) fn ended(&mut self, slot: u32, now: Nanos, mut ended: Ended) {
         loop {
             let Some(Request {
                 run: Driven::Retried { inner, .. },

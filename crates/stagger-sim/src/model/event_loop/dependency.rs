@@ -5,9 +5,12 @@ use std::time::Duration;
 
 use stagger_core::{Failure, Rng, SeededRng};
 
-use super::*;
 use crate::error::SimError;
+use crate::model::event::{Event, Id, Kind, Outcome};
 use crate::model::event_loop::Loop;
+use crate::model::outage::Outage;
+use crate::model::parts::Network;
+use crate::model::request::Driven;
 use crate::queue::{Nanos, nanos};
 
 impl<'a> Loop<'a> {
@@ -15,7 +18,7 @@ impl<'a> Loop<'a> {
     /// has, `remaining` (the request already awaits it): the network carries it, and its
     /// timeout is set if its time can run out.
     #[inline(always)]
-    pub(crate) fn dispatch(
+    pub(super) fn dispatch(
         &mut self,
         slot: u32,
         id: Id,
@@ -23,7 +26,6 @@ impl<'a> Loop<'a> {
         now: Nanos,
         remaining: Option<Duration>,
     ) {
-        self.outstanding += 1;
         if let Some(series) = self.series.as_mut() {
             series.attempt(now);
         }
@@ -53,7 +55,7 @@ impl<'a> Loop<'a> {
             }
             Network::OneWay(delay) => {
                 let at = now.saturating_add(delay.sample(self.answers(slot, c)));
-                self.travelling += 1;
+                self.attempts.set_out();
                 self.queue.push(at, Event::Arrive(slot, id));
                 if let Some(at) = timeout {
                     self.queue.push(at, Event::Timeout(slot, id));
@@ -65,7 +67,7 @@ impl<'a> Loop<'a> {
     /// With two hosts: counts attempt `id` of the request in `slot`, sent at `now`, for its
     /// host, and if it goes to host A, which is down, queues its failure once the network has
     /// carried it there and back (or its timeout, if that comes first). Whether it went to A.
-    pub(crate) fn send_to_host(
+    pub(super) fn send_to_host(
         &mut self,
         slot: u32,
         id: Id,
@@ -98,17 +100,17 @@ impl<'a> Loop<'a> {
     /// The generator of the network's delays and the failures for the request in `slot`, of
     /// source `c`: its own with two hosts, its source's otherwise.
     #[inline(always)]
-    pub(crate) fn answers(&mut self, slot: u32, c: usize) -> &mut SeededRng {
+    pub(super) fn answers(&mut self, slot: u32, c: usize) -> &mut SeededRng {
         if self.hosts.is_some()
             && let Some(request) = self.requests.get(slot)
         {
             return &mut request.answers;
         }
-        self.sources[c].server()
+        self.sources.server(c)
     }
 
     /// Whether the request in `slot` awaits attempt `id`: its source if it does.
-    pub(crate) fn awaiting(&mut self, slot: u32, id: Id) -> Option<usize> {
+    pub(super) fn awaiting(&mut self, slot: u32, id: Id) -> Option<usize> {
         self.requests
             .get(slot)
             .filter(|r| r.awaits(id))
@@ -117,7 +119,7 @@ impl<'a> Loop<'a> {
 
     /// Attempt `id` of the request in `slot` reaches the dependency at `now` (one-way
     /// network). The dependency works on it whether or not its client still waits.
-    pub(crate) fn arrive(&mut self, slot: u32, id: Id, now: Nanos) {
+    pub(super) fn arrive(&mut self, slot: u32, id: Id, now: Nanos) {
         let Network::OneWay(delay) = self.model.network else {
             return;
         };
@@ -147,7 +149,7 @@ impl<'a> Loop<'a> {
     /// the service, once it is served. Work whose client no longer waits is still served.
     /// Returns when the answer reaches the client, if that is known now (not behind the
     /// service, whose way back is drawn once the work is done).
-    pub(crate) fn respond(
+    pub(super) fn respond(
         &mut self,
         slot: u32,
         id: Id,
@@ -157,7 +159,7 @@ impl<'a> Loop<'a> {
         outcome: Outcome,
     ) -> Option<Nanos> {
         if !matches!(outcome, Outcome::Busy(_))
-            && let Some(served) = self.limiting.as_mut().and_then(|l| l.serve(now))
+            && let Some(served) = self.limiter.as_mut().and_then(|l| l.serve(now))
         {
             // The answer travels back after the service, as long as it would have.
             if live && let Some(request) = self.requests.get(slot) {
@@ -187,7 +189,7 @@ impl<'a> Loop<'a> {
     /// one-way network, whose way back is drawn once it is served). It goes to a replica
     /// picked at random (a hedge to one its request has not tried), with its service time
     /// drawn now, and is served at once if the replica has room, queued otherwise.
-    pub(crate) fn enter_pool(
+    pub(super) fn enter_pool(
         &mut self,
         slot: u32,
         id: Id,
@@ -199,17 +201,11 @@ impl<'a> Loop<'a> {
         let (Some(pool), Some(request)) = (self.pool.as_mut(), self.requests.get(slot)) else {
             return;
         };
-        let n = pool.len();
-        let rng = self.sources[c].server();
-        let r = match &mut request.run {
-            Driven::Hedged(h) => {
-                let r = crate::model::pool::distinct(rng, n, &h.used);
-                h.used.push(r as u32);
-                h.used.sort_unstable();
-                r
-            }
-            Driven::Retried { .. } => crate::model::pool::any(rng, n),
+        let used = match &mut request.run {
+            Driven::Hedged(h) => Some(&mut h.used),
+            Driven::Retried { .. } => None,
         };
+        let r = pool.pick(self.sources.server(c), used);
         request.set_trip(id, trip);
         if let Some((done, w)) = pool.arrive(r, slot, id, outcome.split().0, now) {
             self.queue
@@ -220,7 +216,7 @@ impl<'a> Loop<'a> {
     /// Replica `r` finished attempt `id` of the request in `slot` at `now`: it starts the next
     /// attempt in its queue whose client still waits for it, dropping those that do not, and
     /// the answer `kind` goes back to the client, if it still waits.
-    pub(crate) fn done(
+    pub(super) fn done(
         &mut self,
         r: u32,
         slot: u32,
@@ -260,11 +256,11 @@ impl<'a> Loop<'a> {
 
     /// Attempt `id` of the request in `slot` leaves the concurrency limiter or the service at
     /// `now`, served: its answer travels back, if its client still waits.
-    pub(crate) fn served(&mut self, slot: u32, id: Id, now: Nanos, outcome: Outcome) {
+    pub(super) fn served(&mut self, slot: u32, id: Id, now: Nanos, outcome: Outcome) {
         if let Some(service) = self.service.as_mut() {
             service.leave();
-        } else if let Some(limiting) = self.limiting.as_mut() {
-            limiting.leave();
+        } else if let Some(limiter) = self.limiter.as_mut() {
+            limiter.leave();
         }
         let Some(c) = self.awaiting(slot, id) else {
             return;
@@ -287,16 +283,16 @@ impl<'a> Loop<'a> {
     /// `live` is the request's source if it still awaits the attempt: only then is the request
     /// marked (its first attempt met the outage) and a failure drawn, from its source's server
     /// generator. A limiter's wait runs from when the client hears it ([`Loop::told`]).
-    pub(crate) fn reach(&mut self, slot: u32, id: Id, live: Option<usize>, now: Nanos) -> Outcome {
+    pub(super) fn reach(&mut self, slot: u32, id: Id, live: Option<usize>, now: Nanos) -> Outcome {
         let mut request = match live {
             Some(_) => self.requests.get(slot).filter(|r| r.awaits(id)),
             None => None,
         };
-        if let Some(limiting) = self.limiting.as_mut() {
+        if let Some(limiter) = self.limiter.as_mut() {
             let early = request
                 .as_ref()
                 .is_some_and(|r| now < r.not_before && r.sent_at(id) >= r.told_at);
-            if let Some(refusal) = limiting.reach(now, early) {
+            if let Some(refusal) = limiter.reach(now, early) {
                 return refusal;
             }
         }
@@ -334,7 +330,7 @@ impl<'a> Loop<'a> {
     /// it to wait `wait`: an attempt it sends from now on that reaches the limiter before then
     /// (and the least one-way trip after it) is early. A refusal it never hears (its attempt
     /// timed out first) tells it nothing.
-    pub(crate) fn told(&mut self, slot: u32, id: Id, now: Nanos, wait: Nanos) {
+    pub(super) fn told(&mut self, slot: u32, id: Id, now: Nanos, wait: Nanos) {
         let least = self.model.network.least_one_way();
         if let Some(request) = self.requests.get(slot).filter(|r| r.awaits(id)) {
             request.told_at = now;
@@ -343,7 +339,7 @@ impl<'a> Loop<'a> {
     }
 
     /// What an answer tells the client.
-    pub(crate) fn result_of(&self, outcome: Outcome) -> Result<(), Failure> {
+    pub(super) fn result_of(&self, outcome: Outcome) -> Result<(), Failure> {
         match outcome {
             Outcome::Ok => Ok(()),
             Outcome::Failed => Err(Failure::Retryable),

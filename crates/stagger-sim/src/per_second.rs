@@ -6,13 +6,13 @@
 //! the peak rate: a candidate arrival comes at the peak rate and is kept with probability
 //! `rate(t) / peak`.
 //!
-//! A [`Timeline`] is a run's row with its per-second series (goodput, offered rate, arrivals,
+//! A [`PerSecond`] is a run's row with its per-second series (goodput, offered rate, arrivals,
 //! attempts, work in progress), the tail goodput ratio and, after a spike, the recovery time:
-//! [`Composed::timeline`](crate::model::Composed::timeline) records one.
+//! [`Composed::per_second`](crate::model::Composed::per_second) records one.
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::metrics::ResultRow;
 use crate::queue::Nanos;
@@ -34,23 +34,37 @@ pub enum Load {
     /// The clients' rate throughout.
     #[default]
     Steady,
-    /// The rate multiplied by `factor` in `[at, at + lasts)`, and the clients' rate outside it.
-    Spike {
-        /// The multiple, in (0, 1000].
-        factor: f64,
-        /// When it starts.
-        at: Duration,
-        /// How long it lasts (longer than 0).
-        lasts: Duration,
-    },
-    /// Up from the clients' rate at time zero to `peak_factor` times it at `peak_at`, and down
-    /// at the same slope after it, to nothing: Brooker's `RampUpDownLoadGenerator`.
-    Ramp {
-        /// The peak as a multiple of the rate, in (0, 1000].
-        peak_factor: f64,
-        /// When the rate peaks (longer than 0).
-        peak_at: Duration,
-    },
+    /// The rate multiplied for a window ([`SpikeShape`]), and the clients' rate outside it.
+    Spike(SpikeShape),
+    /// Up from the clients' rate and down again ([`RampShape`]): Brooker's
+    /// `RampUpDownLoadGenerator`.
+    Ramp(RampShape),
+}
+
+/// A spike of the rate: `factor` times it in `[at, at + lasts)` (in a scenario file: `factor`,
+/// `at`, `for`). `D` is how a time is written: a [`Duration`], or a file's text.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpikeShape<D = Duration> {
+    /// The multiple, in (0, 1000].
+    pub factor: f64,
+    /// When it starts.
+    pub at: D,
+    /// How long it lasts (longer than 0).
+    #[serde(rename = "for")]
+    pub lasts: D,
+}
+
+/// A ramp of the rate: up from the clients' rate at time zero to `peak_factor` times it at
+/// `peak_at`, and down at the same slope after it, to nothing (in a scenario file:
+/// `peak_factor`, `peak_at`). `D` is how a time is written: a [`Duration`], or a file's text.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RampShape<D = Duration> {
+    /// The peak as a multiple of the rate, in (0, 1000].
+    pub peak_factor: f64,
+    /// When the rate peaks (longer than 0).
+    pub peak_at: D,
 }
 
 impl Load {
@@ -63,7 +77,7 @@ impl Load {
                 from: 0.0,
                 until: 0.0,
             },
-            Self::Spike { factor, at, lasts } => {
+            Self::Spike(SpikeShape { factor, at, lasts }) => {
                 let from = at.as_secs_f64();
                 Profile::Spike {
                     base: rate,
@@ -72,10 +86,10 @@ impl Load {
                     until: from + lasts.as_secs_f64(),
                 }
             }
-            Self::Ramp {
+            Self::Ramp(RampShape {
                 peak_factor,
                 peak_at,
-            } => {
+            }) => {
                 let peak = rate * peak_factor;
                 let at = peak_at.as_secs_f64();
                 Profile::Ramp {
@@ -91,7 +105,7 @@ impl Load {
     #[must_use]
     pub fn trigger_end(self) -> Option<Duration> {
         match self {
-            Self::Spike { at, lasts, .. } => Some(at.saturating_add(lasts)),
+            Self::Spike(SpikeShape { at, lasts, .. }) => Some(at.saturating_add(lasts)),
             _ => None,
         }
     }
@@ -101,8 +115,10 @@ impl Load {
     pub(crate) fn factor(self) -> Option<(&'static str, f64)> {
         match self {
             Self::Steady => None,
-            Self::Spike { factor, .. } => Some(("clients.spike.factor", factor)),
-            Self::Ramp { peak_factor, .. } => Some(("clients.ramp.peak_factor", peak_factor)),
+            Self::Spike(SpikeShape { factor, .. }) => Some(("clients.spike.factor", factor)),
+            Self::Ramp(RampShape { peak_factor, .. }) => {
+                Some(("clients.ramp.peak_factor", peak_factor))
+            }
         }
     }
 }
@@ -219,7 +235,7 @@ impl Profile {
 /// One run over time: the result row and the per-second series behind it. Entry `k` of each
 /// series covers `[k s, (k + 1) s)`; the last may be a partial second.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Timeline {
+pub struct PerSecond {
     /// The result row, with `tail_goodput_ratio` (and, after a spike, `recovery_ms`) filled in.
     pub row: ResultRow,
     /// Successful requests whose success reached the client in each second.
@@ -236,7 +252,7 @@ pub struct Timeline {
     pub in_flight: Vec<u64>,
 }
 
-impl Timeline {
+impl PerSecond {
     /// Goodput per second, as for plots: `(start of the second in s, successes)`.
     #[must_use]
     pub fn goodput_series(&self) -> Vec<(f64, u64)> {
@@ -322,15 +338,15 @@ impl Series {
         }
     }
 
-    /// The timeline of a run whose row is `row`, offered `requests_between(a, b)` requests in
+    /// The per-second series of a run whose row is `row`, offered `requests_between(a, b)` requests in
     /// `[a, b)` seconds, with the trigger ending at `trigger_end` if there is one.
-    pub(crate) fn timeline(
+    pub(crate) fn into_per_second(
         self,
         mut row: ResultRow,
         duration: Duration,
         requests_between: impl Fn(f64, f64) -> f64,
         trigger_end: Option<Duration>,
-    ) -> Timeline {
+    ) -> PerSecond {
         let seconds = self.goodput.len();
         let length = duration.as_secs_f64();
         let offered: Vec<f64> = (0..seconds)
@@ -354,7 +370,7 @@ impl Series {
                 seconds_complete(duration),
             )
         });
-        Timeline {
+        PerSecond {
             row,
             goodput: self.goodput,
             offered,
@@ -402,19 +418,19 @@ mod tests {
     use super::*;
 
     fn spike() -> Profile {
-        Load::Spike {
+        Load::Spike(SpikeShape {
             factor: 2.0,
             at: Duration::from_secs(20),
             lasts: Duration::from_secs(5),
-        }
+        })
         .profile(40.0)
     }
 
     fn ramp() -> Profile {
-        Load::Ramp {
+        Load::Ramp(RampShape {
             peak_factor: 2.0,
             peak_at: Duration::from_secs(25),
-        }
+        })
         .profile(40.0)
     }
 
