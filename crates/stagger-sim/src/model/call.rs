@@ -52,24 +52,18 @@ impl Call {
         }
     }
 
-    /// Gives the request a generator of its own for the spread above a server's wait
-    /// ([`Dispersal`](stagger_core::engine::Dispersal)), as the executors do.
-    #[inline]
-    pub(crate) fn spread(mut self, rng: SeededRng) -> Self {
-        self.run.set_rng(rng);
-        self
-    }
-
-    /// Whether the request would draw the spread above a server's wait after `failure` from a
-    /// generator it does not have yet ([`Run::wants_rng`]): a driver then gives it one with
-    /// [`Call::give_spread`], as the executors do, so that only requests that meet a wait cost
-    /// a generator.
-    pub(crate) fn wants_spread(&self, failure: &Failure) -> bool {
+    /// Whether the request would draw the dispersal above a server's wait
+    /// ([`Dispersal`](stagger_core::engine::Dispersal)) after `failure` from a generator it
+    /// does not have yet ([`Run::wants_rng`]): a driver then gives it one with
+    /// [`Call::give_dispersal_rng`], as the executors do, so that only requests that meet a wait
+    /// cost a generator.
+    pub(crate) fn wants_dispersal_rng(&self, failure: &Failure) -> bool {
         self.run.wants_rng(failure)
     }
 
-    /// Gives the request its generator for the spread above a server's wait.
-    pub(crate) fn give_spread(&mut self, rng: SeededRng) {
+    /// Gives the request its generator for the dispersal above a server's wait.
+    #[inline]
+    pub(crate) fn give_dispersal_rng(&mut self, rng: SeededRng) {
         self.run.set_rng(rng);
     }
 
@@ -210,15 +204,15 @@ impl HedgedCall {
         policy: RunningPolicy,
         hedging: Hedging,
         measured: Option<Duration>,
-        spread: Option<SeededRng>,
+        dispersal_rng: Option<SeededRng>,
         budget: SimBudget,
         options: Settings,
         now: Nanos,
     ) -> Result<Self, SimError> {
         hedging.validate()?;
         let mut run = Run::with_budget(policy, budget, options, at(now));
-        if let Some(spread) = spread {
-            run.set_rng(spread);
+        if let Some(rng) = dispersal_rng {
+            run.set_rng(rng);
         }
         Ok(Self {
             hedged: HedgedRun::new(run, hedging, measured),

@@ -101,7 +101,7 @@ impl<'a> Stack<'a> {
         &self,
         hedging: Hedging,
         rng: SeededRng,
-        spread: Option<SeededRng>,
+        dispersal_rng: Option<SeededRng>,
         budget: SimBudget,
         now: Nanos,
     ) -> Result<HedgedCall, SimError> {
@@ -113,7 +113,7 @@ impl<'a> Stack<'a> {
             self.template.start(rng),
             hedging,
             measured,
-            spread,
+            dispersal_rng,
             budget,
             self.settings,
             now,

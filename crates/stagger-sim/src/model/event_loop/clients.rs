@@ -117,8 +117,10 @@ impl<'a> Loop<'a> {
         if let Some(hedging) = self.stack.strategy().hedging {
             let rng = policy_rng.unwrap_or_else(|| source.policies.fork());
             // A hedged request that may meet a server's wait gets its spread's generator now.
-            let spread = tells_waits.then(|| source.policies.fork());
-            let call = self.stack.hedged_call(hedging, rng, spread, budget, now)?;
+            let dispersal_rng = tells_waits.then(|| source.policies.fork());
+            let call = self
+                .stack
+                .hedged_call(hedging, rng, dispersal_rng, budget, now)?;
             let hedged = Driven::Hedged(Box::new(HedgedRequest {
                 call,
                 flying: Vec::new(),
@@ -134,7 +136,7 @@ impl<'a> Loop<'a> {
             return Ok(());
         }
         let stack = &self.stack;
-        let spread = self.model.per_request() && tells_waits;
+        let gives_dispersal_rng = self.model.per_request() && tells_waits;
         let slot = self.requests.insert_with(
             #[inline(always)]
             || {
@@ -143,8 +145,8 @@ impl<'a> Loop<'a> {
                     budget,
                     now,
                 );
-                if spread {
-                    call = call.spread(source.policies.fork());
+                if gives_dispersal_rng {
+                    call.give_dispersal_rng(source.policies.fork());
                 }
                 let retried = Driven::Retried {
                     call,
@@ -371,14 +373,14 @@ impl<'a> Loop<'a> {
         let inner = matches!(&request.run, Driven::Retried { inner, .. } if !inner.is_empty());
         let top = request.top()?;
         if let Err(failure) = &result
-            && top.wants_spread(failure)
+            && top.wants_dispersal_rng(failure)
         {
             let rng = if inner {
                 self.stack.layer_rng()
             } else {
                 self.sources.get(source).policies.fork()
             };
-            top.give_spread(rng);
+            top.give_dispersal_rng(rng);
         }
         Some(top.settle(now, result))
     }
