@@ -50,6 +50,8 @@ call_settings! {
     parts: |this| this.parts,
 }
 
+impl<O, P, H> crate::surface::sealed::Front for BlockingRetry<O, P, H> {}
+
 impl<O: Operation, P, H> Fails<O::Error> for BlockingRetry<O, P, H> {}
 
 impl<O: Operation, P, H> Succeeds<O::Value> for BlockingRetry<O, P, H> {}

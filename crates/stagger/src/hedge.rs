@@ -13,7 +13,8 @@
 // the hooks, the trace and the outcome are the retrying driver's own (`Driver`), and the timer
 // is `timer`'s.
 //
-// Every front end hedges the same way: its one `hedge` setting (`surface.rs`) makes a `Hedges`
+// Every front end hedges the same way: its one `hedge` setting (`hedge_setting!` below) makes a
+// `Hedges`
 // (the `Hedging` and the latencies it reads) and the front end's hedged form keeps it; each
 // request's `HedgedRetry` is made of its run's parts and a `Hedges`. They differ only where
 // their nature does: one run has no latencies of its own to read, so a delay at a quantile
@@ -111,9 +112,9 @@ hedge_setting! {
 }
 
 /// How a front end hedges: the [`Hedging`], and the latencies a delay at a quantile reads and
-/// every attempt is measured into. [`Retry::hedge`] and the tower `RetryLayer::hedge` keep one,
-/// and the reqwest middleware makes one per request from its parts, so that which latencies a
-/// front end measures into, and how a hedged run is made of a retry, are written once.
+/// every attempt is measured into. Every front end's hedged form keeps one, so that which
+/// latencies a front end measures into, and how a hedged run is made of a retry, are written
+/// once.
 #[derive(Clone, Debug)]
 pub(crate) struct Hedges {
     pub(crate) hedging: Hedging,

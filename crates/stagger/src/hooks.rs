@@ -142,8 +142,8 @@ where
 /// What a run's budget is made of, from the budget its front end holds: the budget itself, or
 /// for a front end behind a gate ([`Gated`]), a [`GatedBudget`] under the run's destination.
 /// The executors ask for it once per run, when it starts; implemented by every [`Budget`] and
-/// by [`Gated`].
-pub trait RunBudget {
+/// by [`Gated`] alone.
+pub trait RunBudget: sealed::RunBudget {
     /// The budget of one run.
     type Budget: Budget;
 
@@ -193,7 +193,11 @@ impl<B: Budget> RunBudget for Gated<B> {
 
     #[inline]
     fn for_run(self) -> GatedBudget<B> {
-        let key = self.destination.unwrap_or_else(|| Arc::from(""));
+        // One key, shared, for every run of a gate that names no destination.
+        static UNNAMED: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+        let key = self
+            .destination
+            .unwrap_or_else(|| Arc::clone(UNNAMED.get_or_init(|| Arc::from(""))));
         self.budgets.into_budget(key)
     }
 }
@@ -302,4 +306,11 @@ where
 mod sealed {
     /// Keeps [`HookSet`](super::HookSet) implemented by [`Hooks`](super::Hooks) alone.
     pub trait Sealed {}
+
+    /// Keeps [`RunBudget`](super::RunBudget) implemented by the budgets and
+    /// [`Gated`](super::Gated) alone.
+    pub trait RunBudget {}
+
+    impl<B: super::Budget> RunBudget for B {}
+    impl<B> RunBudget for super::Gated<B> {}
 }

@@ -1,9 +1,10 @@
-//! The retry builder, shared by the async and the blocking executor.
+//! The async executor's retry, [`Retry`]: a future itself, with every front end's settings.
 //!
-//! [`retry`] (async) and [`blocking::retry`](crate::blocking::retry) return the same builder,
-//! [`Retry`], with the same settings. An async retry runs when awaited; a blocking one runs
-//! with [`call`](Retry::call). Both drive the core's [`Run`](stagger_core::engine::Run), through
-//! one driver, so their semantics cannot differ.
+//! [`retry`] returns a [`Retry`], which runs when polled (awaited, spawned, joined);
+//! [`blocking::retry`](crate::blocking::retry) returns a
+//! [`BlockingRetry`](crate::blocking::BlockingRetry) with the same settings, run with
+//! [`call`](crate::blocking::BlockingRetry::call). Both drive the core's
+//! [`Run`](stagger_core::engine::Run) through one driver, so their semantics cannot differ.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -110,6 +111,15 @@ call_settings! {
     where: [O: AsyncOperation, P: IntoPolicy, H: HookSet<Budget: RunBudget>, H::Sleeper: MaybeSleeper,],
     gated_where: [O: AsyncOperation, P: IntoPolicy, S: MaybeSleeper,],
     parts: |this| this.parts_mut(),
+}
+
+impl<O, P, H> crate::surface::sealed::Front for Retry<O, P, H>
+where
+    O: AsyncOperation,
+    P: IntoPolicy,
+    H: HookSet<Budget: RunBudget>,
+    H::Sleeper: MaybeSleeper,
+{
 }
 
 impl<O: Operation, P, H> Fails<O::Error> for Retry<O, P, H>

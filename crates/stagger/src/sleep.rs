@@ -74,8 +74,8 @@ impl Sleeper for TokioSleeper {
 
 /// What a retry's type needs of its sleeper before it runs: the type of one wait. Every
 /// [`Sleeper`] is one, and so is [`NoSleeper`], so that a retry without a sleeper can be built
-/// and given one with `.sleeper(...)`; only a [`Sleeper`] runs. Not implemented by hand.
-pub trait MaybeSleeper {
+/// and given one with `.sleeper(...)`; only a [`Sleeper`] runs. Implemented by those alone.
+pub trait MaybeSleeper: sealed::Sealed {
     /// The future of one wait.
     type Sleep: Future<Output = ()>;
 }
@@ -86,6 +86,15 @@ impl<S: Sleeper> MaybeSleeper for S {
 
 impl MaybeSleeper for NoSleeper {
     type Sleep = std::future::Pending<()>;
+}
+
+mod sealed {
+    /// Keeps [`MaybeSleeper`](super::MaybeSleeper) implemented by the sleepers and
+    /// [`NoSleeper`](super::NoSleeper) alone.
+    pub trait Sealed {}
+
+    impl<S: super::Sleeper> Sealed for S {}
+    impl Sealed for super::NoSleeper {}
 }
 
 /// A placeholder for "no sleeper chosen". It does not implement [`Sleeper`], so a retry that

@@ -2,8 +2,9 @@
 //!
 //! The async executor ([`Retry`](crate::Retry)), the blocking one
 //! ([`BlockingRetry`](crate::blocking::BlockingRetry)), the tower `RetryLayer` and the reqwest
-//! `RetryMiddleware` each get the methods below from one macro, as inherent methods (no trait
-//! to import), by the same names with the same meaning:
+//! `RetryMiddleware` each get the methods below from the macros of this module (and `hedge`
+//! from the hedged executor's), as inherent methods (no trait to import), by the same names with
+//! the same meaning. Each method's body is written once:
 //!
 //! | setting | method |
 //! |---|---|
@@ -26,29 +27,50 @@
 //! Beside them, a front end has only what exists for it alone: the executors' absolute
 //! `deadline` and `destination` (of one call), the HTTP layers' `buffer_bodies` (of a body).
 //!
-//! The settings of the run (from `timeout` to `when_nested`) are one table in the core
+//! The settings of the run (`timeout` to `when_nested` above, `server_wait_dispersal` included)
+//! are one table in the core
 //! (`stagger_core::each_setting!`), which a configuration file's `RetrySpec::to_settings` reads
 //! too, so a file and a setter cannot drift apart.
 //!
-//! The classifiers take closures, whose argument the compiler infers where the front end knows
-//! the type (the executors, the middleware); for the tower layer, which learns its inner
-//! service's types only when it wraps one, annotate it (`|e: &hyper::Error| ...`). A hook that
-//! hears more than retries (give-ups) is a type implementing [`Notify`], given to `notifier`:
-//! Rust infers a closure's argument only through the `Fn` traits, so one method cannot take
-//! both an inferred closure and a type with several methods.
+//! Set every setting before the first poll: a retry polled and then set panics.
+//!
+//! Where the front ends differ, by their nature:
+//!
+//! - The classifiers and the hook take closures, whose argument the compiler infers where the
+//!   front end knows the type (the executors, the middleware); for the tower layer, which
+//!   learns its inner service's types only when it wraps one, annotate it
+//!   (`|e: &hyper::Error| ...`).
+//! - On the HTTP layers, `classify_ok` replaces the HTTP rules (408, 429 and 5xx retried,
+//!   `Retry-After` a floor): a closure that should keep them calls
+//!   [`HttpClassifier::classify_response`](crate::http::HttpClassifier::classify_response).
+//! - The HTTP layers clone their hook and budget into each request: an `FnMut` hook's state is
+//!   its request's own, and a budget shared across requests is an `Arc` (the middleware needs
+//!   `'static` parts). An executor's run takes them by value, a reference included.
+//! - `gate` wraps the budget set so far: set `budget` before `gate`, since a `budget` after it
+//!   replaces the gated budget, gate and all.
+//!
+//! A hook that hears more than retries (give-ups) is a type implementing [`Notify`], given to
+//! `notifier`: Rust infers a closure's argument only through the `Fn` traits, so one method
+//! cannot take both an inferred closure and a type with several methods.
 
 #[cfg(doc)]
 use crate::notify::Notify;
 
-/// The errors a front end's attempts fail with: `E` for an executor's operation, any type for
-/// the tower layer. It lets `classify(|e| ...)` infer `e`.
-#[doc(hidden)]
-pub trait Fails<E> {}
+/// The errors a front end's attempts fail with: `E` for an executor's operation, the client's
+/// error for the middleware, any type for the tower layer (which learns it when it wraps a
+/// service). It lets `classify(|e| ...)` infer `e`. Implemented by the front ends alone.
+pub trait Fails<E>: sealed::Front {}
 
-/// The values a front end's attempts succeed with: `T` for an executor's operation, any type
-/// for the tower layer. It lets `classify_ok(|value| ...)` infer `value`.
-#[doc(hidden)]
-pub trait Succeeds<T> {}
+/// The values a front end's attempts succeed with: `T` for an executor's operation, the
+/// response for the middleware, any type for the tower layer. It lets
+/// `classify_ok(|value| ...)` infer `value`. Implemented by the front ends alone.
+pub trait Succeeds<T>: sealed::Front {}
+
+pub(crate) mod sealed {
+    /// A front end: keeps [`Fails`](super::Fails) and [`Succeeds`](super::Succeeds)
+    /// implemented by this crate's alone.
+    pub trait Front {}
+}
 
 /// Writes the settings of one front end. `$front<$($arg),*, Hooks<..>>` is the front end's
 /// type, its hooks last; `$parts` the expression that reaches its [`Setup`](crate::setup::Setup)
@@ -69,10 +91,11 @@ macro_rules! surface {
         where
             $($bounds)*
         {
-            /// Replaces every setting: the deadline, the attempt timeout, idempotency, the
-            /// longest server wait and what to do when nested, as a configuration file's
-            /// `RetrySpec::to_settings` gives them. In the HTTP layers, idempotency left unset
-            /// is read from each request.
+            /// Replaces every setting: the deadline (an executor's `deadline` included), the
+            /// attempt timeout, idempotency, the longest server wait, the dispersal above it
+            /// and what to do when nested, as a configuration file's `RetrySpec::to_settings`
+            /// gives them: set the others after this. In the HTTP layers, idempotency left
+            /// unset is read from each request.
             pub fn settings(mut self, settings: stagger_core::engine::Settings) -> Self {
                 let $this = &mut self;
                 $setup.settings = settings;
@@ -158,8 +181,9 @@ macro_rules! surface {
                 self.$map(|setup| setup.map_hooks(|hooks| hooks.clock(clock)))
             }
 
-            /// Retries only as far as `budget` allows; share one budget (through an `Arc` or a
-            /// reference) across a service to bound the extra load retries add. The HTTP
+            /// Retries only as far as `budget` allows; share one budget across a service (an
+            /// `Arc`, or a reference for an executor's run) to bound the extra load retries
+            /// add. The HTTP
             /// layers take any [`PerDestination`](stagger_core::budget::PerDestination): an
             /// `Arc<`[`BudgetPerDestination`](stagger_core::budget::BudgetPerDestination)`>`
             /// gives each host and port a budget of its own, so that one host's outage cannot

@@ -320,12 +320,12 @@ impl RetrySpec {
     pub fn to_settings(&self) -> Result<Settings, ConfigError> {
         self.validate()?;
         let spec = self;
-        let mut settings = crate::each_setting!([settings_of] { spec });
+        let settings = crate::each_setting!([settings_of] { spec });
         // Without a timeout of its own, a preset's deadline applies.
-        if let (None, Some(deadline)) = (self.timeout, self.policy.deadline()) {
-            settings = settings.with_timeout(deadline);
-        }
-        Ok(settings)
+        Ok(match self.effective_timeout() {
+            Some(timeout) => settings.with_timeout(timeout),
+            None => settings,
+        })
     }
 }
 

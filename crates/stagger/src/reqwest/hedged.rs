@@ -12,6 +12,7 @@ use crate::hedge::Hedges;
 
 /// A reqwest-middleware [`Middleware`](reqwest_middleware::Middleware) that hedges each request:
 /// [`RetryMiddleware::hedge`].
+#[must_use = "a middleware does nothing until a client is built with it"]
 #[derive(Clone, Debug)]
 pub struct HedgedMiddleware<P = AnyConfig, H = MiddlewareHooks> {
     pub(super) retry: RetryMiddleware<P, H>,

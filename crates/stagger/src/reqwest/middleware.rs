@@ -34,6 +34,7 @@ pub type SpecHooks =
 /// `P` is the policy configuration (any configuration of the catalog, an [`AnyConfig`], or your
 /// own [`PolicyConfig`]), `H` the [`Hooks`]: the classifiers, the sleeper, the clock, the budget
 /// and the retry hook. Its settings are every front end's (see the [list](crate::surface)).
+#[must_use = "a middleware does nothing until a client is built with it"]
 #[derive(Clone, Debug)]
 pub struct RetryMiddleware<P = AnyConfig, H = MiddlewareHooks> {
     pub(super) policy: P,
@@ -112,6 +113,8 @@ impl RetryMiddleware<AnyConfig, SpecHooks> {
         Ok(Self::with_parts(policy, setup))
     }
 }
+
+impl<P, H> crate::surface::sealed::Front for RetryMiddleware<P, H> {}
 
 impl<P, H> crate::surface::Fails<Error> for RetryMiddleware<P, H> {}
 

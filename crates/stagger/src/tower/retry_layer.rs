@@ -107,6 +107,8 @@ impl<P, H> RetryLayer<P, H> {
     }
 }
 
+impl<P, H> crate::surface::sealed::Front for RetryLayer<P, H> {}
+
 impl<P, H, E> crate::surface::Fails<E> for RetryLayer<P, H> {}
 
 impl<P, H, T> crate::surface::Succeeds<T> for RetryLayer<P, H> {}
