@@ -20,7 +20,7 @@
 //!   one gets a 429 whose `Retry-After` is `retry_after` (default 1 s), or the exact time until
 //!   a token frees, either of them rounded up to whole seconds as the header's wire format
 //!   forces ([`RetryAfterForm`]). With `limit_concurrency`, the server is a concurrency
-//!   limiter instead ([`ConcurrencyLimit`](crate::model::ConcurrencyLimit)): at most that many requests in service at once,
+//!   limiter instead ([`ConcurrencyLimit`]): at most that many requests in service at once,
 //!   100 ms each, and a 503 with the `Retry-After` beyond.
 //!
 //! A 429 had no effect, so every client may retry it
