@@ -13,10 +13,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use stagger_core::config::RetrySpec;
 use stagger_core::engine::Nested;
-use stagger_sim::dist::Delay;
+use stagger_sim::dist::{Delay, Latency};
 use stagger_sim::model::{
-    self, BudgetScope, Composed, Network, RampShape, Replicas, RetryAfterForm, RunOptions, Service,
-    SpikeShape, TwoHosts, Window,
+    self, BudgetScope, Composed, ConcurrencyLimit, Limiter, Network, RampShape, RateLimit,
+    Replicas, RetryAfterForm, RunOptions, Service, SpikeShape, TwoHosts, Window,
 };
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::open_loop::OpenLoop;
@@ -98,9 +98,9 @@ struct DependencyTable {
     /// An optimistic-concurrency row that every client writes, over `rounds` rounds.
     occ: Option<Occ>,
     /// A rate limiter in front of the dependency, answering 429 with `Retry-After`.
-    rate_limit: Option<RateLimit>,
+    rate_limit: Option<RateLimit<String, Option<String>>>,
     /// A concurrency limiter in front of the dependency, answering 503 with `Retry-After`.
-    concurrency_limit: Option<ConcurrencyLimit>,
+    concurrency_limit: Option<ConcurrencyLimit<String, Option<String>>>,
     /// A server whose service time grows with the attempts in progress.
     service: Option<Service<String>>,
     /// A pool of replicas that pause now and then.
@@ -110,45 +110,10 @@ struct DependencyTable {
     two_hosts: Option<TwoHosts>,
 }
 
-/// A latency distribution: `{ exp = "10ms" }`, `{ constant = "1ms" }` or
-/// `{ abs_normal = { mean = "10ms", sd = "2ms" } }`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "snake_case")]
-enum Latency {
-    Exp(String),
-    Constant(String),
-    AbsNormal { mean: String, sd: String },
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Occ {
     rounds: Option<u32>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RateLimit {
-    rate: f64,
-    burst: Option<u32>,
-    retry_after: String,
-    /// How a refusal states its wait: `fixed` (the default), `exact`, `fixed-rounded` or
-    /// `exact-rounded`.
-    form: Option<String>,
-}
-
-/// A concurrency limiter in front of the dependency, answering 503 with `Retry-After`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConcurrencyLimit {
-    /// The most attempts in service at once.
-    limit: u32,
-    /// How long each is served.
-    service: String,
-    retry_after: String,
-    /// How a refusal states its wait: `fixed` (the default), `exact`, `fixed-rounded` or
-    /// `exact-rounded`.
-    form: Option<String>,
 }
 
 /// A scenario ready to run: the model, the strategy and the seed.
@@ -311,28 +276,6 @@ fn form(field: &str, text: Option<&str>) -> Result<RetryAfterForm, String> {
     text.map_or(Ok(RetryAfterForm::default()), |t| {
         t.parse().map_err(|e| format!("{field}: {e}"))
     })
-}
-
-fn nanos(field: &str, text: &str) -> Result<u64, String> {
-    u64::try_from(duration(field, text)?.as_nanos())
-        .map_err(|_| format!("{field}: {text} is too long"))
-}
-
-impl Latency {
-    fn delay(&self, field: &str) -> Result<Delay, String> {
-        Ok(match self {
-            Self::Exp(mean) => Delay::Exponential {
-                mean: nanos(&format!("{field}.exp"), mean)?,
-            },
-            Self::Constant(d) => Delay::Constant {
-                nanos: nanos(&format!("{field}.constant"), d)?,
-            },
-            Self::AbsNormal { mean, sd } => Delay::AbsNormal {
-                mean: nanos(&format!("{field}.abs_normal.mean"), mean)?,
-                sd: nanos(&format!("{field}.abs_normal.sd"), sd)?,
-            },
-        })
-    }
 }
 
 /// Refuses the settings of the outer retry layer that `model` cannot honour: a deadline unless
@@ -585,31 +528,24 @@ impl Scenario {
                             "dependency: rate_limit or concurrency_limit, not both".to_owned()
                         );
                     }
-                    (Some(limit), None) => Some(model::Limiter {
-                        kind: model::LimiterKind::Rate {
-                            rate: limit.rate,
-                            burst: limit.burst.unwrap_or(1),
-                        },
+                    (Some(limit), None) => Some(Limiter::Rate(RateLimit {
+                        rate: limit.rate,
+                        burst: limit.burst,
                         retry_after: duration(
                             "dependency.rate_limit.retry_after",
                             &limit.retry_after,
                         )?,
                         form: form("dependency.rate_limit.form", limit.form.as_deref())?,
-                    }),
-                    (None, Some(limit)) => Some(model::Limiter {
-                        kind: model::LimiterKind::Concurrency {
-                            limit: limit.limit,
-                            service: duration(
-                                "dependency.concurrency_limit.service",
-                                &limit.service,
-                            )?,
-                        },
+                    })),
+                    (None, Some(limit)) => Some(Limiter::Concurrency(ConcurrencyLimit {
+                        limit: limit.limit,
+                        service: duration("dependency.concurrency_limit.service", &limit.service)?,
                         retry_after: duration(
                             "dependency.concurrency_limit.retry_after",
                             &limit.retry_after,
                         )?,
                         form: form("dependency.concurrency_limit.form", limit.form.as_deref())?,
-                    }),
+                    })),
                     (None, None) => None,
                 };
                 // The round trip drawn whole, or a one-way delay drawn each way. With neither,

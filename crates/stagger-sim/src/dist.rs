@@ -1,6 +1,6 @@
 //! Random quantities of the models, drawn from injected generators.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stagger_core::{Rng, SeededRng};
 
 use crate::queue::Nanos;
@@ -61,6 +61,53 @@ impl Delay {
             }
             Self::Exponential { mean } => mean as f64,
         }
+    }
+}
+
+/// A [`Delay`] as a scenario file writes it, its times as text: `{ exp = "10ms" }`,
+/// `{ constant = "1ms" }` or `{ abs_normal = { mean = "10ms", sd = "2ms" } }`. [`Latency::delay`]
+/// reads it into the delay, refusing a bad time by its key.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+pub enum Latency {
+    /// [`Delay::Exponential`] with this mean.
+    Exp(String),
+    /// [`Delay::Constant`].
+    Constant(String),
+    /// [`Delay::AbsNormal`].
+    AbsNormal {
+        /// The mean.
+        mean: String,
+        /// The standard deviation.
+        sd: String,
+    },
+}
+
+impl Latency {
+    /// The delay, or why a time is refused, named by `key` (the file's key of this latency)
+    /// and the variant's.
+    ///
+    /// # Errors
+    ///
+    /// A time that is not a duration, or is longer than `u64` nanoseconds.
+    pub fn delay(&self, key: &str) -> Result<Delay, String> {
+        let nanos = |field: &str, text: &str| -> Result<Nanos, String> {
+            let key = format!("{key}.{field}");
+            let d = stagger_core::duration::parse(text).map_err(|e| format!("{key}: {e}"))?;
+            Nanos::try_from(d.as_nanos()).map_err(|_| format!("{key}: {text} is too long"))
+        };
+        Ok(match self {
+            Self::Exp(mean) => Delay::Exponential {
+                mean: nanos("exp", mean)?,
+            },
+            Self::Constant(d) => Delay::Constant {
+                nanos: nanos("constant", d)?,
+            },
+            Self::AbsNormal { mean, sd } => Delay::AbsNormal {
+                mean: nanos("abs_normal.mean", mean)?,
+                sd: nanos("abs_normal.sd", sd)?,
+            },
+        })
     }
 }
 

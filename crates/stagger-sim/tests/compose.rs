@@ -11,8 +11,8 @@ use stagger_sim::dist::Delay;
 use stagger_sim::model::RetryAfterForm;
 use stagger_sim::model::RunOptions;
 use stagger_sim::model::{
-    BudgetScope, Clients, Composed, Dependency, Limiter, LimiterKind, Load, Network, Replicas,
-    Service, TwoHosts, Window,
+    BudgetScope, Clients, Composed, ConcurrencyLimit, Dependency, Limiter, Load, Network,
+    RateLimit, Replicas, Service, TwoHosts, Window,
 };
 use stagger_sim::model::{RampShape, SpikeShape};
 
@@ -31,12 +31,24 @@ fn window(at: u64, lasts: u64, retry_after: Option<Duration>) -> Option<Window> 
     })
 }
 
-fn limiter(kind: LimiterKind) -> Option<Limiter> {
-    Some(Limiter {
-        kind,
+/// A rate limit of `rate` a second and `burst`, refusing with a fixed 1 s.
+fn rate_limit(rate: f64, burst: u32) -> Option<Limiter> {
+    Some(Limiter::Rate(RateLimit {
+        rate,
+        burst,
         retry_after: Duration::from_secs(1),
         form: RetryAfterForm::Fixed,
-    })
+    }))
+}
+
+/// A concurrency limit of `limit`, each served for `service`, refusing with a fixed 1 s.
+fn concurrency_limit(limit: u32, service: Duration) -> Option<Limiter> {
+    Some(Limiter::Concurrency(ConcurrencyLimit {
+        limit,
+        service,
+        retry_after: Duration::from_secs(1),
+        form: RetryAfterForm::Fixed,
+    }))
 }
 
 /// Compositions across the canonical workloads' parts.
@@ -81,10 +93,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
             "open behind a rate limiter, a deadline, a shared budget",
             Composed {
                 dependency: Dependency {
-                    limiter: limiter(LimiterKind::Rate {
-                        rate: 50.0,
-                        burst: 5,
-                    }),
+                    limiter: rate_limit(50.0, 5),
                     ..base(open).dependency
                 },
                 deadline: Some(Duration::from_secs(4)),
@@ -99,10 +108,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
                 dependency: Dependency {
                     failure_rate: 0.1,
                     outage: window(0, 2, None),
-                    limiter: limiter(LimiterKind::Concurrency {
-                        limit: 20,
-                        service: Duration::from_millis(50),
-                    }),
+                    limiter: concurrency_limit(20, Duration::from_millis(50)),
                     service: None,
                     two_hosts: None,
                     replicas: None,
@@ -124,10 +130,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
             Composed {
                 network: one_way,
                 dependency: Dependency {
-                    limiter: limiter(LimiterKind::Rate {
-                        rate: 40.0,
-                        burst: 4,
-                    }),
+                    limiter: rate_limit(40.0, 4),
                     two_hosts: two_hosts(0.3, true),
                     ..base(serial).dependency
                 },
@@ -153,10 +156,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
             Composed {
                 network: one_way,
                 dependency: Dependency {
-                    limiter: limiter(LimiterKind::Rate {
-                        rate: 60.0,
-                        burst: 5,
-                    }),
+                    limiter: rate_limit(60.0, 5),
                     replicas: pool(4, 2, 500),
                     ..base(serial).dependency
                 },
@@ -169,10 +169,7 @@ fn compositions() -> Vec<(&'static str, Composed)> {
             "open sources fanning out to paused replicas behind a rate limiter",
             Composed {
                 dependency: Dependency {
-                    limiter: limiter(LimiterKind::Rate {
-                        rate: 250.0,
-                        burst: 20,
-                    }),
+                    limiter: rate_limit(250.0, 20),
                     replicas: pool(10, 4, 1_000),
                     ..base(open).dependency
                 },
@@ -278,10 +275,7 @@ fn bad_parts_are_refused_by_name() {
     assert_eq!(param(late), "outage");
     let empty_bucket = Composed {
         dependency: Dependency {
-            limiter: limiter(LimiterKind::Rate {
-                rate: 5.0,
-                burst: 0,
-            }),
+            limiter: rate_limit(5.0, 0),
             ..open.dependency
         },
         ..open
@@ -289,10 +283,7 @@ fn bad_parts_are_refused_by_name() {
     assert_eq!(param(empty_bucket), "limit_burst");
     let no_room = Composed {
         dependency: Dependency {
-            limiter: limiter(LimiterKind::Concurrency {
-                limit: 0,
-                service: Duration::from_millis(1),
-            }),
+            limiter: concurrency_limit(0, Duration::from_millis(1)),
             ..open.dependency
         },
         ..open
@@ -524,10 +515,7 @@ fn a_concurrency_limiter_on_a_round_trip_still_answers_after_the_trip() {
     served.dependency = Dependency {
         failure_rate: 0.0,
         outage: None,
-        limiter: limiter(LimiterKind::Concurrency {
-            limit: 1_000,
-            service: Duration::from_millis(1),
-        }),
+        limiter: concurrency_limit(1_000, Duration::from_millis(1)),
         service: None,
         two_hosts: None,
         replicas: None,
@@ -549,10 +537,7 @@ fn behind_a_limiter_only_admitted_attempts_count_as_reaching_the_dependency() {
         one_way(1_000_000),
     );
     m.dependency.outage = window(5, 5, None);
-    m.dependency.limiter = limiter(LimiterKind::Rate {
-        rate: 2.0,
-        burst: 1,
-    });
+    m.dependency.limiter = rate_limit(2.0, 1);
     m.deadline = Some(Duration::from_secs(30));
     let s = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
     let row = m.run(&s, &RunOptions::seed(1)).unwrap();
@@ -683,10 +668,7 @@ fn a_spike_composes_with_a_limiter_and_failures() {
         lasts: Duration::from_secs(5),
     });
     model.dependency.failure_rate = 0.1;
-    model.dependency.limiter = limiter(LimiterKind::Rate {
-        rate: 60.0,
-        burst: 10,
-    });
+    model.dependency.limiter = rate_limit(60.0, 10);
     let strategy = Strategy::policy(AnyConfig::from(PolicyKind::ExponentialFullJitter));
     let per_second = model
         .per_second(&strategy, &RunOptions::seed(2).max_events(u64::MAX))
@@ -727,10 +709,7 @@ fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
         Duration::from_secs(5),
         Network::RoundTrip(Delay::Constant { nanos: 10_000_000 }),
     );
-    served.dependency.limiter = limiter(LimiterKind::Concurrency {
-        limit: 100,
-        service: Duration::from_secs(1),
-    });
+    served.dependency.limiter = concurrency_limit(100, Duration::from_secs(1));
     served.attempt_timeout = Some(Duration::from_millis(100));
     let retrying = Strategy::policy(AnyConfig::from(PolicyKind::Immediate));
     let row = served.run(&retrying, &RunOptions::seed(1)).unwrap();
@@ -749,10 +728,7 @@ fn timeouts_cut_served_attempts_and_hedges_in_flight_are_not_early() {
         sources: 2,
         rate: 50.0,
     });
-    limited.dependency.limiter = limiter(LimiterKind::Rate {
-        rate: 20.0,
-        burst: 5,
-    });
+    limited.dependency.limiter = rate_limit(20.0, 5);
     let hedged = Strategy::policy(AnyConfig::from(PolicyKind::Immediate)).with_hedging(Some(
         stagger_core::engine::Hedging::fixed(Duration::from_millis(2), 3),
     ));
@@ -785,10 +761,7 @@ fn two_hosts_compose_with_any_part_and_every_strategy_meets_the_same_requests() 
             Composed {
                 network: one_way(1_000_000),
                 dependency: Dependency {
-                    limiter: limiter(LimiterKind::Concurrency {
-                        limit: 3,
-                        service: Duration::from_millis(30),
-                    }),
+                    limiter: concurrency_limit(3, Duration::from_millis(30)),
                     ..base(open).dependency
                 },
                 attempt_timeout: Some(Duration::from_millis(500)),

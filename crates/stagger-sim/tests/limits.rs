@@ -13,8 +13,8 @@ use stagger_sim::model::RampShape;
 use stagger_sim::model::RetryAfterForm;
 use stagger_sim::model::RunOptions;
 use stagger_sim::model::{
-    Clients, Composed, Dependency, Layer, Limiter, LimiterKind, Load, Network, Replicas, Service,
-    Window,
+    Clients, Composed, ConcurrencyLimit, Dependency, Layer, Limiter, Load, Network, RateLimit,
+    Replicas, Service, Window,
 };
 use stagger_sim::workload::contention::Contention;
 use stagger_sim::workload::herd::Herd;
@@ -250,11 +250,12 @@ fn a_day_bounds_every_time_span_of_every_workload_and_of_the_composed_model() {
     }
     let limited = |retry_after: Duration, service: Duration| Composed {
         dependency: Dependency {
-            limiter: Some(Limiter {
-                kind: LimiterKind::Concurrency { limit: 1, service },
+            limiter: Some(Limiter::Concurrency(ConcurrencyLimit {
+                limit: 1,
+                service,
                 retry_after,
                 form: RetryAfterForm::Fixed,
-            }),
+            })),
             ..Dependency::HEALTHY
         },
         network: Network::OneWay(Delay::Constant { nanos: 1_000_000 }),
@@ -548,11 +549,12 @@ fn fan_out_pools_and_limiters_have_one_bound_for_the_workloads_and_files() {
     };
     let limited = |rate: f64, burst: u32| Composed {
         dependency: Dependency {
-            limiter: Some(Limiter {
-                kind: LimiterKind::Rate { rate, burst },
+            limiter: Some(Limiter::Rate(RateLimit {
+                rate,
+                burst,
                 retry_after: Duration::from_secs(1),
                 form: RetryAfterForm::Fixed,
-            }),
+            })),
             ..Dependency::HEALTHY
         },
         ..open(1.0, Duration::from_secs(1))

@@ -18,7 +18,7 @@ use crate::model::event::{Event, Kind};
 use crate::model::fan::Parent;
 use crate::model::hosts::HOSTS;
 use crate::model::parts::RetryAfterForm;
-use crate::model::parts::{Clients, Limiter, LimiterKind, Network};
+use crate::model::parts::{Clients, Limiter, Network};
 use crate::model::pool::{Replica, Waiting};
 use crate::model::request::{Flying, HedgedRequest, Request};
 use crate::model::slots::Slots;
@@ -211,13 +211,7 @@ impl Composed {
         let limited = self.dependency.limiter.is_some();
         let mut hops = self.network.hops();
         if self.dependency.service.is_some()
-            || matches!(
-                self.dependency.limiter,
-                Some(Limiter {
-                    kind: LimiterKind::Concurrency { .. },
-                    ..
-                })
-            )
+            || matches!(self.dependency.limiter, Some(Limiter::Concurrency(_)))
         {
             // Leaving the service or the limiter.
             hops += 1.0;
@@ -497,10 +491,10 @@ impl Composed {
 
 /// The shortest wait a limiter's refusal tells, in nanoseconds.
 pub(crate) fn least_wait(limiter: &Limiter) -> Nanos {
-    match limiter.form {
-        RetryAfterForm::Fixed => nanos(limiter.retry_after),
+    match limiter.form() {
+        RetryAfterForm::Fixed => nanos(limiter.retry_after()),
         RetryAfterForm::FixedRounded => {
-            RetryAfterForm::FixedRounded.wait(nanos(limiter.retry_after), 0)
+            RetryAfterForm::FixedRounded.wait(nanos(limiter.retry_after()), 0)
         }
         RetryAfterForm::ExactRounded => SECOND,
         RetryAfterForm::Exact => 0,

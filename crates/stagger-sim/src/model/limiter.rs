@@ -5,7 +5,7 @@
 use crate::metrics::ResultRow;
 use crate::model::SECOND;
 use crate::model::event::Outcome;
-use crate::model::parts::{Limiter, LimiterKind, RetryAfterForm};
+use crate::model::parts::{Limiter, RetryAfterForm};
 use crate::queue::{Nanos, nanos};
 
 /// A token bucket of `burst` tokens refilled at one per `interval`, as a generic cell rate
@@ -70,16 +70,16 @@ impl Limiting {
     /// The limiter, empty.
     pub(crate) fn new(limiter: Limiter) -> Self {
         Self {
-            holding: match limiter.kind {
-                LimiterKind::Rate { rate, burst } => Holding::Rate(RateLimiter::new(rate, burst)),
-                LimiterKind::Concurrency { limit, service } => Holding::Concurrency {
-                    limit,
-                    service: nanos(service),
+            holding: match limiter {
+                Limiter::Rate(l) => Holding::Rate(RateLimiter::new(l.rate, l.burst)),
+                Limiter::Concurrency(l) => Holding::Concurrency {
+                    limit: l.limit,
+                    service: nanos(l.service),
                     in_service: 0,
                 },
             },
-            retry_after: nanos(limiter.retry_after),
-            form: limiter.form,
+            retry_after: nanos(limiter.retry_after()),
+            form: limiter.form(),
             rejected: 0,
             early: 0,
         }

@@ -46,8 +46,8 @@ pub use composed::{Composed, Layer};
 pub use hosts::HOSTS;
 pub use limiter::RateLimiter;
 pub use parts::{
-    BudgetScope, Clients, Dependency, Limiter, LimiterKind, Network, Replicas, RetryAfterForm,
-    Service, TwoHosts, Window,
+    BudgetScope, Clients, ConcurrencyLimit, Dependency, Limiter, Network, RateLimit, Replicas,
+    RetryAfterForm, Service, TwoHosts, Window,
 };
 pub use run::RunOptions;
 pub(crate) use validate::{

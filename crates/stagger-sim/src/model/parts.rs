@@ -138,37 +138,83 @@ pub struct Window<D = Duration> {
     pub retry_after: Option<D>,
 }
 
-/// A limiter in front of the dependency, which refuses what it cannot take with a wait.
+/// A limiter in front of the dependency, which refuses what it cannot take with a wait (in a
+/// file: the `rate_limit` or the `concurrency_limit` table, one of them).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Limiter {
-    /// What it limits.
-    pub kind: LimiterKind,
-    /// The fixed wait a refusal tells.
-    pub retry_after: Duration,
-    /// How the wait is stated: the fixed one or the exact time until a slot frees, rounded to
-    /// whole seconds or not.
-    pub form: RetryAfterForm,
+pub enum Limiter {
+    /// A token bucket ([`RateLimit`]); a refusal is a 429
+    /// ([`Failure::Throttled`](stagger_core::Failure::Throttled)): the attempt had no effect.
+    Rate(RateLimit),
+    /// A limit on the attempts in service ([`ConcurrencyLimit`]); a refusal is a 503 with the
+    /// wait ([`Failure::RetryAfter`](stagger_core::Failure::RetryAfter)).
+    Concurrency(ConcurrencyLimit),
 }
 
-/// What a [`Limiter`] limits.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum LimiterKind {
-    /// A token bucket of `burst` tokens refilled at `rate` a second ([`RateLimiter`](crate::model::RateLimiter)); a
-    /// refusal is a 429 ([`Failure::Throttled`](stagger_core::Failure::Throttled)): the attempt had no effect.
-    Rate {
-        /// Tokens a second, in (0, 1e9].
-        rate: f64,
-        /// Tokens, 1 to 1e6.
-        burst: u32,
-    },
-    /// At most `limit` attempts in service at once, each for `service`; a refusal is a 503
-    /// with the wait ([`Failure::RetryAfter`](stagger_core::Failure::RetryAfter)).
-    Concurrency {
-        /// The most attempts in service, at least 1.
-        limit: u32,
-        /// How long each is served.
-        service: Duration,
-    },
+impl Limiter {
+    /// The fixed wait a refusal tells.
+    #[must_use]
+    pub const fn retry_after(&self) -> Duration {
+        match self {
+            Self::Rate(l) => l.retry_after,
+            Self::Concurrency(l) => l.retry_after,
+        }
+    }
+
+    /// How a refusal states its wait.
+    #[must_use]
+    pub const fn form(&self) -> RetryAfterForm {
+        match self {
+            Self::Rate(l) => l.form,
+            Self::Concurrency(l) => l.form,
+        }
+    }
+}
+
+/// A token bucket of `burst` tokens refilled at `rate` a second
+/// ([`RateLimiter`](crate::model::RateLimiter)), in front of the dependency (in a file: the
+/// `rate_limit` table, `burst` 1 and `form` `fixed` unless set).
+///
+/// `D` is how a time is written and `F` how the form is: a `Duration` and a [`RetryAfterForm`]
+/// by default, or what a scenario file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit<D = Duration, F = RetryAfterForm> {
+    /// Tokens a second, in (0, 1e9].
+    pub rate: f64,
+    /// Tokens, 1 to 1e6.
+    #[serde(default = "one")]
+    pub burst: u32,
+    /// The fixed wait a refusal tells.
+    pub retry_after: D,
+    /// How the wait is stated: the fixed one or the exact time until a token comes, rounded
+    /// to whole seconds or not.
+    #[serde(default)]
+    pub form: F,
+}
+
+/// At most `limit` attempts in service at once, each for `service`, in front of the
+/// dependency (in a file: the `concurrency_limit` table, `form` `fixed` unless set).
+///
+/// `D` is how a time is written and `F` how the form is: a `Duration` and a [`RetryAfterForm`]
+/// by default, or what a scenario file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConcurrencyLimit<D = Duration, F = RetryAfterForm> {
+    /// The most attempts in service, at least 1.
+    pub limit: u32,
+    /// How long each is served.
+    pub service: D,
+    /// The fixed wait a refusal tells.
+    pub retry_after: D,
+    /// How the wait is stated: the fixed one or the exact time until a slot frees, rounded to
+    /// whole seconds or not.
+    #[serde(default)]
+    pub form: F,
+}
+
+/// A rate limit's burst unless a file sets it.
+const fn one() -> u32 {
+    1
 }
 
 /// What the dependency does with an attempt.

@@ -11,7 +11,7 @@ use crate::error::SimError;
 use crate::estimate::ns;
 use crate::limits;
 use crate::model::composed::{Composed, Layer};
-use crate::model::parts::{BudgetScope, Clients, Limiter, LimiterKind, Network, Replicas};
+use crate::model::parts::{BudgetScope, Clients, Limiter, Network, Replicas};
 use crate::per_second::{Load, RampShape, SpikeShape};
 use crate::strategy::Strategy;
 
@@ -203,13 +203,7 @@ impl Composed {
                               travels back once the work is done",
                 });
             }
-            if matches!(
-                self.dependency.limiter,
-                Some(Limiter {
-                    kind: LimiterKind::Concurrency { .. },
-                    ..
-                })
-            ) {
+            if matches!(self.dependency.limiter, Some(Limiter::Concurrency(_))) {
                 return Err(SimError::Invalid {
                     param: "dependency.service",
                     allowed: "without a concurrency_limit beside it (the limit has a service \
@@ -267,13 +261,8 @@ impl Composed {
                     });
                 }
             }
-            let concurrency_limit = matches!(
-                self.dependency.limiter,
-                Some(Limiter {
-                    kind: LimiterKind::Concurrency { .. },
-                    ..
-                })
-            );
+            let concurrency_limit =
+                matches!(self.dependency.limiter, Some(Limiter::Concurrency(_)));
             let beside = if self.dependency.service.is_some() {
                 Some("a pool without a service beside it (its service times are its own)")
             } else if concurrency_limit {
@@ -328,18 +317,18 @@ pub(crate) fn validate_pool(pool: &Replicas) -> Result<(), SimError> {
 }
 
 pub(crate) fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
-    match limiter.kind {
-        LimiterKind::Rate { rate, burst } => {
-            check_limiter_rate(rate, burst)?;
+    match *limiter {
+        Limiter::Rate(l) => {
+            check_limiter_rate(l.rate, l.burst)?;
         }
-        LimiterKind::Concurrency { limit, service } => {
-            if limit == 0 {
+        Limiter::Concurrency(l) => {
+            if l.limit == 0 {
                 return Err(SimError::Invalid {
                     param: "limit_concurrency",
                     allowed: "at least 1",
                 });
             }
-            if service > limits::MAX_DURATION {
+            if l.service > limits::MAX_DURATION {
                 return Err(SimError::Invalid {
                     param: "service",
                     allowed: limits::AT_MOST_A_DAY,
@@ -347,7 +336,7 @@ pub(crate) fn validate_limiter(limiter: &Limiter) -> Result<(), SimError> {
             }
         }
     }
-    if limiter.retry_after > limits::MAX_DURATION {
+    if limiter.retry_after() > limits::MAX_DURATION {
         return Err(SimError::Invalid {
             param: "retry_after",
             allowed: limits::AT_MOST_A_DAY,

@@ -20,7 +20,7 @@
 //!   one gets a 429 whose `Retry-After` is `retry_after` (default 1 s), or the exact time until
 //!   a token frees, either of them rounded up to whole seconds as the header's wire format
 //!   forces ([`RetryAfterForm`]). With `limit_concurrency`, the server is a concurrency
-//!   limiter instead ([`LimiterKind::Concurrency`]): at most that many requests in service at once,
+//!   limiter instead ([`ConcurrencyLimit`]): at most that many requests in service at once,
 //!   100 ms each, and a 503 with the `Retry-After` beyond.
 //!
 //! A 429 had no effect, so every client may retry it
@@ -48,7 +48,7 @@ use super::{Model, Workload, WorkloadKind};
 use crate::dist::Delay;
 use crate::error::SimError;
 use crate::model::RetryAfterForm;
-use crate::model::{BudgetScope, Clients, Composed, Limiter, LimiterKind, Network};
+use crate::model::{BudgetScope, Clients, Composed, ConcurrencyLimit, Limiter, Network, RateLimit};
 use crate::model::{check_clients, check_window};
 use crate::queue::Nanos;
 use crate::strategy::Strategy;
@@ -139,15 +139,19 @@ impl Throttle {
     /// network, and the limiter in front of a dependency that serves whatever it admits.
     #[must_use]
     pub fn composed(&self) -> Composed {
-        let kind = match self.limit_concurrency {
-            Some(limit) => LimiterKind::Concurrency {
+        let limiter = match self.limit_concurrency {
+            Some(limit) => Limiter::Concurrency(ConcurrencyLimit {
                 limit,
                 service: Self::SERVICE,
-            },
-            None => LimiterKind::Rate {
+                retry_after: self.retry_after,
+                form: self.retry_after_form,
+            }),
+            None => Limiter::Rate(RateLimit {
                 rate: self.limit_rate,
                 burst: self.limit_burst,
-            },
+                retry_after: self.retry_after,
+                form: self.retry_after_form,
+            }),
         };
         let clients = match self.rate {
             Some(rate) => Clients::one_source(rate),
@@ -157,11 +161,7 @@ impl Throttle {
         };
         let network = Network::OneWay(Delay::Constant { nanos: ONE_WAY });
         let mut model = Composed::new(clients, self.duration, network);
-        model.dependency.limiter = Some(Limiter {
-            kind,
-            retry_after: self.retry_after,
-            form: self.retry_after_form,
-        });
+        model.dependency.limiter = Some(limiter);
         model.deadline = Some(self.timeout);
         model.budget_scope = BudgetScope::PerRequest;
         model.dispersal = self.dispersal;
