@@ -82,6 +82,11 @@ macro_rules! hedge_setting {
             /// is sent more than once. A delay at a latency quantile reads the latencies of the
             /// front end's attempts: the HTTP layers measure their requests into a sketch of
             /// their own, and a single run needs them given (`.latencies(..)`).
+            ///
+            /// The hook hears why the run gave up, if it does; its retry events are for
+            /// retries, which a hedged run does not make. With the `tracing` feature each hedge
+            /// sent and each attempt that fails while the run goes on is a `debug` event
+            /// ("hedging", "hedged attempt failed").
             pub fn hedge(
                 self,
                 hedging: stagger_core::engine::Hedging,
