@@ -32,7 +32,8 @@
 //! (`stagger_core::each_setting!`), which a configuration file's `RetrySpec::to_settings` reads
 //! too, so a file and a setter cannot drift apart.
 //!
-//! Set every setting before the first poll: a retry polled and then set panics.
+//! Set every setting before the first poll: a retry polled and then set panics (a hedged
+//! retry's `latencies`, then, measures nothing more).
 //!
 //! Where the front ends differ, by their nature:
 //!
